@@ -1,0 +1,196 @@
+// The access model on the host: the seed material's numbers, exactly, and agreement with an
+// independent brute-force count on thousands of random patterns.
+#include <coalesce/model.hpp>
+
+#include "coalesce_test.hpp"
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <random>
+#include <set>
+
+namespace m = coalesce::model;
+
+namespace {
+
+std::array<std::uint64_t, 32> strided(std::uint64_t base, std::uint64_t stride) {
+  std::array<std::uint64_t, 32> a{};
+  for (unsigned t = 0; t < 32; ++t) a[t] = base + t * stride;
+  return a;
+}
+
+}  // namespace
+
+// Compiles = passes: the model is usable in constant expressions.
+static_assert(m::strided_access(4, 4).lines == 1);
+static_assert(m::strided_access(32, 4).lines == 8);
+static_assert(m::shared_access(std::array<std::uint64_t, 1>{0}, 4).wavefronts == 1);
+
+TEST_CASE("a warp of floats at strides of 4 to 128 bytes moves the seed table's lines and sectors") {
+  struct row { std::size_t stride; unsigned lines; double line_eff; double sector_eff; };
+  const row table[] = {{4, 1, 1.0, 1.0},         {8, 2, 0.5, 0.5},          {16, 4, 0.25, 0.25},
+                       {32, 8, 0.125, 0.125},    {64, 16, 0.0625, 0.125},   {128, 32, 0.03125, 0.125}};
+  for (const auto& r : table) {
+    CAPTURE(r.stride);
+    const auto c = m::strided_access(r.stride, 4);
+    REQUIRE(c.requests == 1);
+    REQUIRE(c.lines == r.lines);
+    REQUIRE(c.lines == m::seed_line_formula(r.stride, 4));
+    REQUIRE(c.useful_bytes == 128);
+    REQUIRE(c.line_efficiency() == Approx(r.line_eff));
+    REQUIRE(c.efficiency() == Approx(r.sector_eff));
+    REQUIRE(c.moved_bytes == 32u * c.sectors);
+  }
+}
+
+TEST_CASE("the seed's worked example: a 32-byte stride is 8 transactions at 12.5 percent") {
+  const auto c = m::strided_access(32, 4);
+  REQUIRE(c.lines == 8);
+  REQUIRE((31 * 32 + 4 + 127) / 128 == 8);
+  REQUIRE(c.line_efficiency() == Approx(0.125));
+}
+
+TEST_CASE("a contiguous 128-byte warp read starting 64 bytes into a line touches 2 lines") {
+  const auto c = m::strided_access(4, 4, 64);
+  REQUIRE(c.lines == 2);
+  REQUIRE(c.sectors == 4);
+  REQUIRE(c.efficiency() == Approx(1.0));
+  REQUIRE(c.line_efficiency() == Approx(0.5));
+}
+
+TEST_CASE("reading .x of struct Vec3 {float x, y, z;} touches 3 lines at 33 percent") {
+  const auto c = m::strided_access(12, 4);
+  REQUIRE(c.lines == 3);
+  REQUIRE(c.line_efficiency() == Approx(1.0 / 3.0));
+}
+
+TEST_CASE("DRAM is estimated in 64-byte pieces") {
+  REQUIRE(m::strided_access(4, 4).dram_bytes == 128);
+  REQUIRE(m::strided_access(32, 4).dram_bytes == 32 * 32);   // 8x the 128 useful bytes
+  REQUIRE(m::strided_access(64, 4).dram_bytes == 32 * 64);   // 16x
+  REQUIRE(m::strided_access(128, 4).dram_bytes == 32 * 64);  // still 16x, not 32x
+}
+
+TEST_CASE("wider elements: a float4 warp access is 16 sectors, one request") {
+  const auto c = m::strided_access(16, 16);
+  REQUIRE(c.requests == 1);
+  REQUIRE(c.sectors == 16);
+  REQUIRE(c.sectors_per_request() == Approx(16.0));
+  REQUIRE(c.efficiency() == Approx(1.0));
+}
+
+TEST_CASE("many threads are counted warp by warp, one request each") {
+  const auto c = m::strided_access(4, 4, 0, 256);
+  REQUIRE(c.requests == 8);
+  REQUIRE(c.sectors == 32);
+  const auto partial = m::strided_access(4, 4, 0, 40);  // one full warp and one of 8 threads
+  REQUIRE(partial.requests == 2);
+  REQUIRE(partial.sectors == 4 + 1);
+}
+
+TEST_CASE("inactive lanes cost nothing") {
+  auto lane = [](unsigned l) { return std::uint64_t(l) * 128; };
+  REQUIRE(m::warp_global_access(lane, 4, 0x0000000Fu).sectors == 4);
+  REQUIRE(m::warp_global_access(lane, 4, 0u).requests == 0);
+}
+
+TEST_CASE("shared memory: a broadcast and distinct banks are one wavefront") {
+  REQUIRE(m::shared_access(strided(0, 0), 4).wavefronts == 1);
+  REQUIRE(m::shared_access(strided(0, 0), 4).conflict_degree == 1);
+  REQUIRE(m::shared_access(strided(0, 4), 4).wavefronts == 1);
+}
+
+TEST_CASE("shared memory: a [32][32] float column is a 32-way conflict, [32][33] is conflict-free") {
+  const auto column = m::shared_access(strided(0, 32 * 4), 4);
+  REQUIRE(column.wavefronts == 32);
+  REQUIRE(column.conflict_degree == 32);
+  const auto padded = m::shared_access(strided(0, 33 * 4), 4);
+  REQUIRE(padded.wavefronts == 1);
+  REQUIRE(padded.conflict_degree == 1);
+}
+
+TEST_CASE("shared memory: 8- and 16-byte rows take their ideal 2 and 4 wavefronts") {
+  REQUIRE(m::shared_access(strided(0, 8), 8).wavefronts == 2);
+  REQUIRE(m::shared_access(strided(0, 16), 16).wavefronts == 4);
+  REQUIRE(m::shared_access(strided(0, 8), 8).conflict_degree == 1);
+}
+
+TEST_CASE("shared memory: bytes and halves of one word are a broadcast") {
+  REQUIRE(m::shared_access(strided(0, 1), 1).wavefronts == 1);
+  REQUIRE(m::shared_access(strided(0, 2), 2).wavefronts == 1);
+  REQUIRE(m::shared_access(strided(0, 128), 1).wavefronts == 32);
+}
+
+// --- brute force ----------------------------------------------------------------------------
+// An independent count: every byte each lane touches goes into sets; sectors, lines and the
+// useful bytes are then set sizes.
+namespace {
+
+m::global_cost brute_global(const std::vector<std::uint64_t>& addr, unsigned width) {
+  m::global_cost c{};
+  for (std::size_t first = 0; first < addr.size(); first += 32) {
+    std::set<std::uint64_t> bytes, sectors, lines, granules;
+    for (std::size_t t = first; t < std::min(addr.size(), first + 32); ++t)
+      for (unsigned b = 0; b < width; ++b) {
+        bytes.insert(addr[t] + b);
+        sectors.insert((addr[t] + b) / 32);
+        lines.insert((addr[t] + b) / 128);
+        granules.insert((addr[t] + b) / 64);
+      }
+    c.requests += 1;
+    c.sectors += static_cast<unsigned>(sectors.size());
+    c.lines += static_cast<unsigned>(lines.size());
+    c.useful_bytes += bytes.size();
+    c.dram_bytes += 64 * granules.size();
+  }
+  return c;
+}
+
+unsigned brute_shared_wavefronts(const std::vector<std::uint64_t>& addr, unsigned width) {
+  const unsigned phase = width <= 4 ? 32 : 32 * 4 / width;
+  unsigned total = 0;
+  for (unsigned first = 0; first < 32; first += phase) {
+    std::map<unsigned, std::set<std::uint64_t>> words_in_bank;
+    for (unsigned t = first; t < first + phase && t < addr.size(); ++t)
+      for (unsigned b = 0; b < width; ++b) words_in_bank[((addr[t] + b) / 4) % 32].insert((addr[t] + b) / 4);
+    unsigned worst = 0;
+    for (const auto& [bank, words] : words_in_bank) worst = std::max(worst, static_cast<unsigned>(words.size()));
+    total += worst;
+  }
+  return total;
+}
+
+}  // namespace
+
+TEST_CASE("the model agrees with a brute-force count on thousands of random patterns") {
+  std::mt19937_64 rng(20261130);
+  const unsigned widths[] = {1, 2, 4, 8, 16};
+  for (int trial = 0; trial < 5000; ++trial) {
+    const unsigned width = widths[rng() % 5];
+    // Mix the kinds of patterns that matter: strided, clustered random, scattered random.
+    std::array<std::uint64_t, 64> addr{};
+    const std::uint64_t base = (rng() % 4096) * width;
+    const unsigned kind = trial % 3;
+    const std::uint64_t stride = (rng() % 40) * width;
+    for (unsigned t = 0; t < addr.size(); ++t) {
+      if (kind == 0) addr[t] = base + t * stride;
+      else if (kind == 1) addr[t] = base + (rng() % 64) * width;
+      else addr[t] = (rng() % (1u << 20)) * width;
+    }
+    const std::vector<std::uint64_t> as_vector(addr.begin(), addr.end());
+    CAPTURE(trial, width, kind);
+    const auto model = m::global_access(addr, width);
+    const auto brute = brute_global(as_vector, width);
+    REQUIRE(model.requests == brute.requests);
+    REQUIRE(model.sectors == brute.sectors);
+    REQUIRE(model.lines == brute.lines);
+    REQUIRE(model.useful_bytes == brute.useful_bytes);
+    REQUIRE(model.dram_bytes == brute.dram_bytes);
+
+    std::array<std::uint64_t, 32> warp{};
+    for (unsigned t = 0; t < 32; ++t) warp[t] = addr[t] % (48 * 1024);
+    const std::vector<std::uint64_t> warp_vector(warp.begin(), warp.end());
+    REQUIRE(m::shared_access(warp, width).wavefronts == brute_shared_wavefronts(warp_vector, width));
+  }
+}

@@ -1,0 +1,64 @@
+// The main() of every coalesce test executable. Device tests (COALESCE_TEST_NEEDS_GPU) first
+// check for a usable CUDA device: with none they print why and exit 77 (ctest: skipped), or fail
+// when a GPU is required.
+#if defined(__has_include)
+#  if __has_include(<catch2/catch_session.hpp>)
+#    include <catch2/catch_session.hpp>
+#  else
+#    define CATCH_CONFIG_RUNNER
+#  endif
+#endif
+#include "coalesce_test.hpp"
+
+#if COALESCE_TEST_NEEDS_GPU
+#  include <coalesce/testing/device.hpp>
+#endif
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+namespace {
+std::vector<std::string>& skip_reasons() {
+  static std::vector<std::string> reasons;
+  return reasons;
+}
+constexpr int skip_exit_code = 77;
+}  // namespace
+
+namespace coalesce_test {
+
+void record_skip(const std::string& reason) { skip_reasons().push_back(reason); }
+
+bool skips_are_failures() {
+#if defined(COALESCE_REQUIRE_GPU) && COALESCE_REQUIRE_GPU
+  return true;
+#else
+  const char* env = std::getenv("COALESCE_REQUIRE_GPU");
+  return env != nullptr && env[0] != '\0' && std::strcmp(env, "0") != 0;
+#endif
+}
+
+}  // namespace coalesce_test
+
+int main(int argc, char* argv[]) {
+#if COALESCE_TEST_NEEDS_GPU
+  if (auto reason = coalesce::testing::gpu_unavailable_reason()) {
+    if (coalesce_test::skips_are_failures()) {
+      std::fprintf(stderr, "FAILED: a GPU is required (COALESCE_REQUIRE_GPU) but none is usable: %s\n",
+                   reason->c_str());
+      return 1;
+    }
+    std::printf("SKIPPED: device test needs a usable CUDA device: %s\n", reason->c_str());
+    return skip_exit_code;
+  }
+#endif
+  const int result = Catch::Session().run(argc, argv);
+  if (result == 0 && !skip_reasons().empty()) {
+    std::printf("SKIPPED: %zu test case(s) could not run here:\n", skip_reasons().size());
+    for (const auto& r : skip_reasons()) std::printf("  - %s\n", r.c_str());
+    return skip_exit_code;
+  }
+  return result;
+}
