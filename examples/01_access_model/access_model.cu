@@ -51,7 +51,8 @@ int main(int argc, char** argv) {
   bool have_counters = false, mismatch = false;
   std::optional<std::string> counters_missing;
   if (!no_gpu) {
-    const std::size_t n = std::size_t(8) << 20;  // 8 Mi threads: 32 MiB read at stride 1, 1 GiB at 32
+    // 32 Mi threads: 128 MiB read at stride 1 (twice the L2), a 4 GiB span at stride 32.
+    const std::size_t n = std::size_t(32) << 20;
     ct::device_buffer<float> in(n * 32), out(n);
     COALESCE_CUDA_CHECK(cudaMemset(in.data(), 0, in.size_bytes()));
     const ct::bandwidth_meter meter;

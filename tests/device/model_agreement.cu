@@ -1,4 +1,4 @@
-// The access model against the hardware: for each of 40 warp access patterns the model's load
+// The access model against the hardware: for each of 44 warp access patterns the model's load
 // sectors per request must equal the counters' exactly (global memory), and its shared
 // wavefronts per instruction must match within the hardware's few percent of overhead.
 #include <coalesce/model.hpp>
@@ -133,6 +133,10 @@ std::vector<named_pattern> patterns() {
   s("shared short row", 2, make(0, 2));
   s("shared float column, 8 lanes active", 4, make(0, 128, 0x000000FFu));
   s("shared double stride 16 B", 8, make(0, 16));
+  s("shared double, one address per half-warp", 8, make_with([](unsigned t) { return t < 16 ? 0u : 256u; }));
+  s("shared float4, quarters 0-1 one address, 2-3 another", 16, make_with([](unsigned t) { return t < 16 ? 0u : 512u; }));
+  s("shared float4, quarters on one 128 B", 16, make_with([](unsigned t) { return (t % 8) * 16; }));
+  s("shared float4 broadcast, 8 lanes active", 16, make(32, 0, 0x000000FFu));
   return v;
 }
 
@@ -160,7 +164,7 @@ std::uint64_t offset_of(const pattern& p, unsigned lane) { return p.offset[lane]
 
 }  // namespace
 
-TEST_CASE("the model's sectors and wavefronts match the hardware's on 40 access patterns") {
+TEST_CASE("the model's sectors and wavefronts match the hardware's on 44 access patterns") {
   const auto all = patterns();
   REQUIRE(all.size() >= 30);
   const unsigned threads = 128;
