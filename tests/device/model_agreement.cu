@@ -140,7 +140,6 @@ std::vector<named_pattern> patterns() {
   return v;
 }
 
-template <class Kernel>
 void launch_pattern(const named_pattern& np, const unsigned char* data, unsigned* out, unsigned blocks,
                     unsigned threads) {
   auto go = [&](auto kernel_tag) {
@@ -175,7 +174,7 @@ TEST_CASE("the model's sectors and wavefronts match the hardware's on 44 access 
   ct::device_buffer<unsigned> out(std::size_t(blocks) * threads);
 
   // Every pattern runs (and is checked by the sanitizers) even where counters are unavailable.
-  for (const auto& np : all) launch_pattern<void>(np, data.data(), out.data(), blocks, threads);
+  for (const auto& np : all) launch_pattern(np, data.data(), out.data(), blocks, threads);
   ct::check_sync();
   if (ct::under_sanitizer()) COALESCE_SKIP("hardware counters are not read under compute-sanitizer");
   ct::counter_profiler profiler;
@@ -185,7 +184,7 @@ TEST_CASE("the model's sectors and wavefronts match the hardware's on 44 access 
   int disagreements = 0;
   for (const auto& np : all) {
     const auto lane = [&](unsigned l) { return offset_of(np.p, l); };
-    const auto counters = profiler.measure([&] { launch_pattern<void>(np, data.data(), out.data(), blocks, threads); });
+    const auto counters = profiler.measure([&] { launch_pattern(np, data.data(), out.data(), blocks, threads); });
     double model = 0, measured = 0;
     bool agree = false;
     if (np.shared) {
