@@ -169,6 +169,7 @@ COALESCE_HOST_DEVICE constexpr shared_cost one_shared_request(const AddressOf& a
   return cost;
 }
 
+// Lane i's address from an array of addresses (cuda::std::array, usable anywhere).
 template <class Array>
 struct array_lane {
   const Array& addresses;
