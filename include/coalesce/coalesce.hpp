@@ -1,8 +1,11 @@
-// coalesce: the umbrella header - includes every public concept. Prefer the one you use
-// (<coalesce/model.hpp>, ...) to keep compile times down.
+// coalesce: the umbrella header - includes every public concept that plain C++ can compile.
+// Prefer the one you use (<coalesce/pitched_matrix.hpp>, ...) to keep compile times down; the
+// CUDA-only headers (<coalesce/algorithm.hpp>) are included separately.
 #pragma once
 
 #include <coalesce/config.hpp>
 #include <coalesce/error.hpp>
+#include <coalesce/memory.hpp>
 #include <coalesce/model.hpp>
+#include <coalesce/pitched_matrix.hpp>
 #include <coalesce/version.hpp>

@@ -1,0 +1,235 @@
+// coalesce: where a container's elements live and who provides the bytes.
+// A memory space (host_space, device_space) says which side of the bus the elements are on; a
+// memory resource of that space hands out the allocation. coalesce containers take both as
+// template parameters, so a user can plug in a pool, pinned host memory or a counting wrapper.
+#pragma once
+
+#include <coalesce/config.hpp>
+#include <coalesce/error.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+namespace coalesce {
+
+// Elements live in ordinary host memory: usable from plain C++, no GPU and no nvcc needed.
+struct host_space {};
+// Elements live in device global memory: usable in kernels through the containers' views.
+struct device_space {};
+
+template <class Space>
+inline constexpr bool is_memory_space_v = std::is_same_v<Space, host_space> || std::is_same_v<Space, device_space>;
+
+// Every coalesce allocation starts on a 256-byte boundary: two 128-byte lines, what cudaMalloc
+// guarantees, and what a 16-byte vector access or a TMA descriptor needs with room to spare.
+inline constexpr std::size_t allocation_alignment = 256;
+
+// A memory resource is any copyable type with
+//   using memory_space = host_space or device_space;
+//   void* allocate(std::size_t bytes);                  // 256-byte aligned; throws on failure
+//   void deallocate(void* p, std::size_t bytes) noexcept;
+//   cudaStream_t stream() const noexcept;               // where the container orders its copies
+// The resources below are the defaults.
+
+// Aligned host memory from ::operator new; throws std::bad_alloc on failure.
+class host_resource {
+ public:
+  using memory_space = host_space;
+
+  void* allocate(std::size_t bytes) { return ::operator new(bytes, std::align_val_t{allocation_alignment}); }
+  void deallocate(void* p, std::size_t /*bytes*/) noexcept {
+    ::operator delete(p, std::align_val_t{allocation_alignment});
+  }
+  cudaStream_t stream() const noexcept { return cudaStream_t{}; }
+};
+
+// Stream-ordered device memory (cudaMallocAsync / cudaFreeAsync from the device's default pool)
+// on `stream`: allocation and release cost no device synchronization. Work on other streams must
+// be ordered after the allocation by the user, as with any stream-ordered allocation.
+class device_resource {
+ public:
+  using memory_space = device_space;
+
+  device_resource() = default;
+  explicit device_resource(cudaStream_t stream) noexcept : stream_(stream) {}
+
+  void* allocate(std::size_t bytes) {
+    void* p = nullptr;
+    const cudaError_t status = ::cudaMallocAsync(&p, bytes, stream_);
+    if (status != cudaSuccess) {
+      // The runtime also records the failure as the thread's last error; clear it, so the
+      // user's next cudaGetLastError() after a launch does not report this allocation.
+      (void)::cudaGetLastError();
+      throw cuda_error(status, "cudaMallocAsync of " + std::to_string(bytes) + " bytes");
+    }
+    return p;
+  }
+  void deallocate(void* p, std::size_t /*bytes*/) noexcept { (void)::cudaFreeAsync(p, stream_); }
+  cudaStream_t stream() const noexcept { return stream_; }
+
+ private:
+  cudaStream_t stream_{};
+};
+
+// Device memory from cudaMalloc / cudaFree, for code that mixes coalesce containers with
+// libraries that do not respect stream ordering.
+class device_synchronous_resource {
+ public:
+  using memory_space = device_space;
+
+  void* allocate(std::size_t bytes) {
+    void* p = nullptr;
+    const cudaError_t status = ::cudaMalloc(&p, bytes);
+    if (status != cudaSuccess) {
+      (void)::cudaGetLastError();
+      throw cuda_error(status, "cudaMalloc of " + std::to_string(bytes) + " bytes");
+    }
+    return p;
+  }
+  void deallocate(void* p, std::size_t /*bytes*/) noexcept { (void)::cudaFree(p); }
+  cudaStream_t stream() const noexcept { return cudaStream_t{}; }
+};
+
+template <class Space>
+struct default_resource;
+template <>
+struct default_resource<host_space> {
+  using type = host_resource;
+};
+template <>
+struct default_resource<device_space> {
+  using type = device_resource;
+};
+template <class Space>
+using default_resource_t = typename default_resource<Space>::type;
+
+namespace detail {
+
+// a * b, or throws std::length_error naming `what` when the product does not fit in size_t.
+inline std::size_t checked_multiply(std::size_t a, std::size_t b, const char* what) {
+  if (a != 0 && b > static_cast<std::size_t>(-1) / a)
+    throw std::length_error(std::string(what) + ": " + std::to_string(a) + " x " + std::to_string(b) +
+                            " bytes overflows std::size_t");
+  return a * b;
+}
+
+// `value` rounded up to a multiple of the power of two `alignment`, or throws std::length_error.
+inline std::size_t checked_round_up(std::size_t value, std::size_t alignment, const char* what) {
+  if (value > static_cast<std::size_t>(-1) - (alignment - 1))
+    throw std::length_error(std::string(what) + ": " + std::to_string(value) + " bytes rounded up to " +
+                            std::to_string(alignment) + " overflows std::size_t");
+  return (value + alignment - 1) & ~(alignment - 1);
+}
+
+constexpr bool is_power_of_two(std::size_t value) { return value != 0 && (value & (value - 1)) == 0; }
+
+// The cudaMemcpyKind for a copy between two spaces.
+template <class DstSpace, class SrcSpace>
+constexpr cudaMemcpyKind copy_kind() {
+  if constexpr (std::is_same_v<DstSpace, device_space>)
+    return std::is_same_v<SrcSpace, device_space> ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice;
+  else
+    return std::is_same_v<SrcSpace, device_space> ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost;
+}
+
+// Copies `rows` rows of `row_bytes` bytes between pitched buffers, ordered on `stream`. A copy
+// between two host buffers is plain memcpy and needs no CUDA runtime at all.
+template <class DstSpace, class SrcSpace>
+void copy_rows(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch, std::size_t row_bytes,
+               std::size_t rows, cudaStream_t stream) {
+  if (rows == 0 || row_bytes == 0) return;
+  if constexpr (std::is_same_v<DstSpace, host_space> && std::is_same_v<SrcSpace, host_space>) {
+    (void)stream;
+    auto* d = static_cast<unsigned char*>(dst);
+    const auto* s = static_cast<const unsigned char*>(src);
+    for (std::size_t r = 0; r < rows; ++r) std::memcpy(d + r * dst_pitch, s + r * src_pitch, row_bytes);
+  } else {
+    throw_on_error(::cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, row_bytes, rows,
+                                       copy_kind<DstSpace, SrcSpace>(), stream),
+                   "cudaMemcpy2DAsync");
+  }
+}
+
+// Sets `rows` rows of `row_bytes` bytes to zero bytes, ordered on `stream`.
+template <class Space>
+void zero_rows(void* dst, std::size_t pitch, std::size_t row_bytes, std::size_t rows, cudaStream_t stream) {
+  if (rows == 0 || row_bytes == 0) return;
+  if constexpr (std::is_same_v<Space, host_space>) {
+    (void)stream;
+    auto* d = static_cast<unsigned char*>(dst);
+    for (std::size_t r = 0; r < rows; ++r) std::memset(d + r * pitch, 0, row_bytes);
+  } else {
+    throw_on_error(::cudaMemset2DAsync(dst, pitch, 0, row_bytes, rows, stream), "cudaMemset2DAsync");
+  }
+}
+
+// Waits for the work ordered on `stream` when `Space` is the device; host work is already done.
+template <class Space>
+void wait_for(cudaStream_t stream) {
+  if constexpr (std::is_same_v<Space, device_space>) throw_on_error(::cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  else (void)stream;
+}
+
+// One allocation from a resource (kept by value, so moving the owner moves both), released on
+// destruction: what lets a container build its new state completely before touching its old one
+// (the strong guarantee), and leak nothing when a later step throws.
+template <class Resource>
+class owned_bytes {
+ public:
+  owned_bytes() = default;
+  // Takes `bytes` bytes (none when 0) whose start is aligned to `alignment` (a power of two);
+  // alignments above 256 are reached by over-allocating.
+  owned_bytes(const Resource& resource, std::size_t bytes, std::size_t alignment) : resource_(resource) {
+    if (bytes == 0) return;
+    const std::size_t slack = alignment > allocation_alignment ? alignment - allocation_alignment : 0;
+    if (bytes > static_cast<std::size_t>(-1) - slack)
+      throw std::length_error("coalesce: an allocation of " + std::to_string(bytes) + " bytes overflows std::size_t");
+    allocated_bytes_ = bytes + slack;
+    raw_ = resource_.allocate(allocated_bytes_);
+    const auto address = reinterpret_cast<std::uintptr_t>(raw_);
+    if (address % allocation_alignment != 0) {
+      resource_.deallocate(raw_, allocated_bytes_);
+      raw_ = nullptr;
+      throw std::runtime_error("coalesce: the memory resource returned an address that is not 256-byte aligned");
+    }
+    aligned_ = reinterpret_cast<void*>((address + alignment - 1) & ~std::uintptr_t(alignment - 1));
+  }
+  owned_bytes(owned_bytes&& other) noexcept { swap(other); }
+  owned_bytes& operator=(owned_bytes&& other) noexcept {
+    owned_bytes(std::move(other)).swap(*this);
+    return *this;
+  }
+  owned_bytes(const owned_bytes&) = delete;
+  owned_bytes& operator=(const owned_bytes&) = delete;
+  ~owned_bytes() {
+    if (raw_ != nullptr) resource_.deallocate(raw_, allocated_bytes_);
+  }
+
+  void* get() const noexcept { return aligned_; }
+  std::size_t allocated_bytes() const noexcept { return allocated_bytes_; }
+  const Resource& resource() const noexcept { return resource_; }
+  void swap(owned_bytes& other) noexcept {
+    using std::swap;
+    swap(resource_, other.resource_);
+    std::swap(raw_, other.raw_);
+    std::swap(aligned_, other.aligned_);
+    std::swap(allocated_bytes_, other.allocated_bytes_);
+  }
+
+ private:
+  Resource resource_{};
+  void* raw_ = nullptr;
+  void* aligned_ = nullptr;
+  std::size_t allocated_bytes_ = 0;
+};
+
+}  // namespace detail
+}  // namespace coalesce
