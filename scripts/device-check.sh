@@ -28,7 +28,7 @@ for tool in memcheck racecheck initcheck synccheck; do
     rc=$?
     # 0: clean; 77: some assertions skipped (timings, counters) - the kernels still ran.
     if [ $rc -ne 0 ] && [ $rc -ne 77 ]; then
-      echo "FAILED: $tool on $(basename "$exe") (exit $rc)"; tail -40 "$log"; status=1
+      echo "FAILED: $tool on $(basename "$exe") (exit $rc)"; grep -A6 "^========= [A-Z]" "$log" | head -40; tail -40 "$log"; status=1
     elif grep -q "ERROR SUMMARY: [1-9]" "$log"; then
       echo "FAILED: $tool reported errors on $(basename "$exe")"; grep -A3 "=========" "$log" | head -40; status=1
     else
