@@ -1,0 +1,214 @@
+// coalesce: shared-memory tiles that are bank-conflict-free by default. shared_tile replaces
+// `__shared__ T t[Rows][Cols]`: same indexing, a layout from <coalesce/tile_layout.hpp> (padded by
+// default), a compile error when the layout conflicts for the access you declare, and
+// block-cooperative loads and stores from pitched views. Needs a CUDA compiler.
+#pragma once
+
+#include <coalesce/config.hpp>
+#include <coalesce/pitched_matrix.hpp>
+#include <coalesce/tile_layout.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+namespace coalesce {
+
+template <class T, std::size_t Rows, std::size_t Cols, class Policy = padded>
+class shared_tile_view;
+
+namespace detail {
+
+// Whether a load may read global rows as 16-byte vectors and spread each over `per_vector`
+// scalar tile stores without bank conflicts: decided by the access model at compile time for the
+// first warps of the load (lane l of warp w takes vector 32w + l). With [32][33] floats, a
+// warp's 32 float4s cover 4 rows and land in 32 distinct banks; with [32][33] doubles they
+// would conflict 2-way, so doubles load as scalars.
+template <class Layout, std::size_t PerVector>
+COALESCE_HOST_DEVICE constexpr bool vector_loads_stay_conflict_free() {
+  using T = typename Layout::value_type;
+  if (PerVector < 2 || Layout::cols % PerVector != 0) return false;
+  constexpr std::size_t vectors_per_row = Layout::cols / PerVector;
+  for (std::size_t warp = 0; warp < 8; ++warp)
+    for (std::size_t e = 0; e < PerVector; ++e) {
+      const auto address = [&](unsigned lane) -> std::uint64_t {
+        const std::size_t i = warp * 32 + lane;
+        return std::uint64_t(Layout::offset((i / vectors_per_row) % Layout::rows, (i % vectors_per_row) * PerVector + e)) *
+               sizeof(T);
+      };
+      if (model::warp_shared_access(address, unsigned(sizeof(T))).wavefronts > ideal_wavefronts(sizeof(T), 32))
+        return false;
+    }
+  return true;
+}
+
+// Whether this load can take the vector path: the layout allows it, the global rows are 16-byte
+// aligned, and no column is clipped.
+template <class Layout, std::size_t PerVector>
+COALESCE_DEVICE inline bool can_copy_as_vectors(const void* first, std::size_t pitch, std::size_t cols_in_range) {
+  constexpr bool layout_allows = vector_loads_stay_conflict_free<Layout, PerVector>();
+  return layout_allows && cols_in_range == Layout::cols && reinterpret_cast<std::uintptr_t>(first) % 16 == 0 &&
+         pitch % 16 == 0;
+}
+
+template <class T, std::size_t N>
+struct alignas(16) vector_of {
+  T value[N];
+};
+
+COALESCE_DEVICE inline unsigned block_thread_index() {
+  return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+}
+COALESCE_DEVICE inline unsigned block_thread_count() { return blockDim.x * blockDim.y * blockDim.z; }
+
+}  // namespace detail
+
+// A Rows x Cols tile at some shared-memory address (a static shared_tile's storage, or a slice of
+// dynamic shared memory). The cooperative operations are called by every thread of the block and
+// do not synchronize: put __syncthreads() between writing a tile and reading it.
+template <class T, std::size_t Rows, std::size_t Cols, class Policy>
+class shared_tile_view {
+ public:
+  using layout = tile_layout<T, Rows, Cols, Policy>;
+  using value_type = T;
+
+  COALESCE_HOST_DEVICE explicit shared_tile_view(T* storage) : data_(storage) {}
+
+  COALESCE_HOST_DEVICE T& operator()(std::size_t r, std::size_t c) const {
+    COALESCE_ASSERT(r < Rows && c < Cols, "coalesce::shared_tile: (r, c) out of range");
+    return data_[layout::offset(r, c)];
+  }
+  COALESCE_HOST_DEVICE T* data() const { return data_; }
+
+  // Block-cooperative: tile(r, c) = in(first_row + r, first_col + c) for the part of the tile
+  // inside `in`; elements outside are left as they were. Consecutive threads take consecutive
+  // columns, so each warp reads whole rows (16-byte vectors when the rows allow).
+  COALESCE_DEVICE void load(pitched_view<const T> in, std::size_t first_row, std::size_t first_col) const {
+    const std::size_t rows = clip(in.rows(), first_row, Rows);
+    const std::size_t cols = clip(in.cols(), first_col, Cols);
+    if (rows == 0 || cols == 0) return;
+    const T* first = in.row(first_row) + first_col;
+    constexpr std::size_t per_vector = sizeof(T) < 16 ? 16 / sizeof(T) : 1;
+    const unsigned step = detail::block_thread_count();
+    // Each thread issues `batch` global loads before it stores any of them to the tile: the
+    // compiler cannot move a global load above a shared store through generic pointers, so
+    // without batching every thread would wait out one DRAM latency per element.
+    constexpr unsigned batch = 4;
+    if (detail::can_copy_as_vectors<layout, per_vector>(first, in.pitch_bytes(), cols)) {
+      using vector = detail::vector_of<T, per_vector>;
+      constexpr unsigned vectors_per_row = unsigned(Cols / per_vector);
+      const unsigned total = unsigned(rows) * vectors_per_row;
+      for (unsigned base = detail::block_thread_index(); base < total; base += batch * step) {
+        vector chunk[batch];
+#pragma unroll
+        for (unsigned k = 0; k < batch; ++k) {
+          const unsigned i = base + k * step, r = i / vectors_per_row, v = i % vectors_per_row;
+          if (i < total) chunk[k] = *reinterpret_cast<const vector*>(in.row(first_row + r) + first_col + v * per_vector);
+        }
+#pragma unroll
+        for (unsigned k = 0; k < batch; ++k) {
+          const unsigned i = base + k * step, r = i / vectors_per_row, v = i % vectors_per_row;
+          if (i < total)
+#pragma unroll
+            for (unsigned e = 0; e < per_vector; ++e) (*this)(r, v * per_vector + e) = chunk[k].value[e];
+        }
+      }
+      return;
+    }
+    const unsigned total = unsigned(rows) * unsigned(Cols);
+    for (unsigned base = detail::block_thread_index(); base < total; base += batch * step) {
+      T value[batch];
+#pragma unroll
+      for (unsigned k = 0; k < batch; ++k) {
+        const unsigned i = base + k * step, r = i / unsigned(Cols), c = i % unsigned(Cols);
+        if (i < total && c < cols) value[k] = in.row(first_row + r)[first_col + c];
+      }
+#pragma unroll
+      for (unsigned k = 0; k < batch; ++k) {
+        const unsigned i = base + k * step, r = i / unsigned(Cols), c = i % unsigned(Cols);
+        if (i < total && c < cols) (*this)(r, c) = value[k];
+      }
+    }
+  }
+
+  // Block-cooperative: out(first_row + r, first_col + c) = tile(r, c), clipped to `out`.
+  COALESCE_DEVICE void store(pitched_view<T> out, std::size_t first_row, std::size_t first_col) const {
+    const std::size_t rows = clip(out.rows(), first_row, Rows);
+    const std::size_t cols = clip(out.cols(), first_col, Cols);
+    if (rows == 0 || cols == 0) return;
+    for (unsigned i = detail::block_thread_index(); i < rows * Cols; i += detail::block_thread_count()) {
+      const unsigned r = i / unsigned(Cols), c = i % unsigned(Cols);
+      if (c < cols) out.row(first_row + r)[first_col + c] = (*this)(r, c);
+    }
+  }
+
+  // Block-cooperative: out(first_row + c, first_col + r) = tile(r, c), clipped to `out`. Each
+  // warp writes consecutive elements of an output row, so it reads a tile column: conflict-free
+  // when the layout's certificate says conflict_free_columns.
+  COALESCE_DEVICE void store_transposed(pitched_view<T> out, std::size_t first_row, std::size_t first_col) const {
+    const std::size_t rows = clip(out.rows(), first_row, Cols);  // output rows are tile columns
+    const std::size_t cols = clip(out.cols(), first_col, Rows);
+    if (rows == 0 || cols == 0) return;
+    for (unsigned i = detail::block_thread_index(); i < rows * Rows; i += detail::block_thread_count()) {
+      const unsigned c = i / unsigned(Rows), r = i % unsigned(Rows);
+      if (r < cols) out.row(first_row + c)[first_col + r] = (*this)(r, c);
+    }
+  }
+
+ private:
+  COALESCE_HOST_DEVICE static std::size_t clip(std::size_t extent, std::size_t first, std::size_t tile) {
+    return first >= extent ? 0 : (extent - first < tile ? extent - first : tile);
+  }
+
+  T* data_;
+};
+
+// A Rows x Cols tile of T that owns its storage: declare it __shared__ in a kernel, in place of
+// `__shared__ T t[Rows][Cols]`:
+//   __shared__ coalesce::shared_tile<float, 32, 32> tile;   // padded: [32][33] underneath
+//   tile(threadIdx.y, threadIdx.x) = ...;
+// `Access` is the promise checked at compile time (see coalesce::access).
+template <class T, std::size_t Rows, std::size_t Cols, class Policy = padded, class Access = access::rows_and_columns>
+class shared_tile {
+ public:
+  using layout = tile_layout<T, Rows, Cols, Policy>;
+  using view_type = shared_tile_view<T, Rows, Cols, Policy>;
+  using value_type = T;
+
+ private:
+  static constexpr bool needs_rows = std::is_same_v<Access, access::rows> || std::is_same_v<Access, access::rows_and_columns>;
+  static constexpr bool needs_columns =
+      std::is_same_v<Access, access::columns> || std::is_same_v<Access, access::rows_and_columns>;
+  static_assert(needs_rows || needs_columns || std::is_same_v<Access, access::unchecked>,
+                "coalesce::shared_tile: Access must be access::rows, columns, rows_and_columns or unchecked");
+  static_assert(!needs_rows || layout::conflict_free_rows,
+                "coalesce::shared_tile: this layout has bank conflicts when a warp reads a row; use coalesce::padded "
+                "(or declare access::unchecked to measure it)");
+  static_assert(!needs_columns || layout::conflict_free_columns,
+                "coalesce::shared_tile: this layout has bank conflicts when a warp reads a column; use coalesce::padded "
+                "(or declare access::unchecked to measure it)");
+
+ public:
+  COALESCE_HOST_DEVICE T& operator()(std::size_t r, std::size_t c) { return view()(r, c); }
+  COALESCE_HOST_DEVICE const T& operator()(std::size_t r, std::size_t c) const {
+    COALESCE_ASSERT(r < Rows && c < Cols, "coalesce::shared_tile: (r, c) out of range");
+    return storage_[layout::offset(r, c)];
+  }
+  COALESCE_HOST_DEVICE view_type view() { return view_type(storage_); }
+
+  COALESCE_DEVICE void load(pitched_view<const T> in, std::size_t first_row, std::size_t first_col) {
+    view().load(in, first_row, first_col);
+  }
+  COALESCE_DEVICE void store(pitched_view<T> out, std::size_t first_row, std::size_t first_col) {
+    view().store(out, first_row, first_col);
+  }
+  COALESCE_DEVICE void store_transposed(pitched_view<T> out, std::size_t first_row, std::size_t first_col) {
+    view().store_transposed(out, first_row, first_col);
+  }
+
+  // Public so the type stays an aggregate (a __shared__ variable cannot have a constructor that
+  // runs); index through operator(), never directly.
+  T storage_[layout::size];
+};
+
+}  // namespace coalesce
