@@ -90,7 +90,7 @@ TEST_CASE("swizzled XORs the column with the row, costs no memory and is conflic
   using F = tile_layout<float, 32, 32, swizzled>;
   static_assert(F::size == 1024);
   static_assert(F::offset(0, 5) == 5);
-  static_assert(F::offset(3, 5) == 3 * 32 + (5 ^ 3));
+  static_assert(F::offset(3, 5) == 3 * 32 + (0x5 ^ 0x3));
   static_assert(F::offset(31, 31) == 31 * 32);
   static_assert(F::conflict_free_rows && F::conflict_free_columns);
   using D = tile_layout<double, 32, 32, swizzled>;
@@ -110,10 +110,10 @@ TEST_CASE("swizzled XORs the column with the row, costs no memory and is conflic
 TEST_CASE("swizzled_128b permutes 16-byte chunks within 128 bytes and suits 16-byte access") {
   using V = tile_layout<sixteen_bytes, 8, 8, swizzled_128b>;  // one 128-byte line per row
   static_assert(V::offset(0, 3) == 3);
-  static_assert(V::offset(5, 3) == 5 * 8 + (3 ^ 5));
+  static_assert(V::offset(5, 3) == 5 * 8 + (0x3 ^ 0x5));
   static_assert(V::conflict_free_rows && V::conflict_free_columns);
   using V32 = tile_layout<sixteen_bytes, 32, 16, swizzled_128b>;
-  static_assert(V32::offset(9, 10) == 9 * 16 + 8 + (2 ^ 1));
+  static_assert(V32::offset(9, 10) == 9 * 16 + 8 + (0x2 ^ 0x1));
   static_assert(V32::conflict_free_rows && V32::conflict_free_columns);
   // Scalar floats in the same layout: four columns share a chunk, so a column read is 4-way.
   using F = tile_layout<float, 32, 32, swizzled_128b>;
