@@ -83,52 +83,22 @@ class shared_tile_view {
   // Block-cooperative: tile(r, c) = in(first_row + r, first_col + c) for the part of the tile
   // inside `in`; elements outside are left as they were. Consecutive threads take consecutive
   // columns, so each warp reads whole rows (16-byte vectors when the rows allow).
+  //
+  // Tuning: each thread issues `Batch` global loads before storing any (more bytes in flight);
+  // `Vectorize` allows 16-byte global loads where the layout keeps their shared stores
+  // conflict-free and the rows are aligned.
+  template <unsigned Batch = 4, bool Vectorize = true>
   COALESCE_DEVICE void load(pitched_view<const T> in, std::size_t first_row, std::size_t first_col) const {
     const std::size_t rows = clip(in.rows(), first_row, Rows);
     const std::size_t cols = clip(in.cols(), first_col, Cols);
     if (rows == 0 || cols == 0) return;
-    const T* first = in.row(first_row) + first_col;
     constexpr std::size_t per_vector = sizeof(T) < 16 ? 16 / sizeof(T) : 1;
-    const unsigned step = detail::block_thread_count();
-    // Each thread issues `batch` global loads before it stores any of them to the tile: the
-    // compiler cannot move a global load above a shared store through generic pointers, so
-    // without batching every thread would wait out one DRAM latency per element.
-    constexpr unsigned batch = 4;
-    if (detail::can_copy_as_vectors<layout, per_vector>(first, in.pitch_bytes(), cols)) {
-      using vector = detail::vector_of<T, per_vector>;
-      constexpr unsigned vectors_per_row = unsigned(Cols / per_vector);
-      const unsigned total = unsigned(rows) * vectors_per_row;
-      for (unsigned base = detail::block_thread_index(); base < total; base += batch * step) {
-        vector chunk[batch];
-#pragma unroll
-        for (unsigned k = 0; k < batch; ++k) {
-          const unsigned i = base + k * step, r = i / vectors_per_row, v = i % vectors_per_row;
-          if (i < total) chunk[k] = *reinterpret_cast<const vector*>(in.row(first_row + r) + first_col + v * per_vector);
-        }
-#pragma unroll
-        for (unsigned k = 0; k < batch; ++k) {
-          const unsigned i = base + k * step, r = i / vectors_per_row, v = i % vectors_per_row;
-          if (i < total)
-#pragma unroll
-            for (unsigned e = 0; e < per_vector; ++e) (*this)(r, v * per_vector + e) = chunk[k].value[e];
-        }
-      }
+    const T* first = in.row(first_row) + first_col;
+    if (Vectorize && detail::can_copy_as_vectors<layout, per_vector>(first, in.pitch_bytes(), cols)) {
+      load_rows<Batch, per_vector>(first, in.pitch_bytes(), rows, Cols);
       return;
     }
-    const unsigned total = unsigned(rows) * unsigned(Cols);
-    for (unsigned base = detail::block_thread_index(); base < total; base += batch * step) {
-      T value[batch];
-#pragma unroll
-      for (unsigned k = 0; k < batch; ++k) {
-        const unsigned i = base + k * step, r = i / unsigned(Cols), c = i % unsigned(Cols);
-        if (i < total && c < cols) value[k] = in.row(first_row + r)[first_col + c];
-      }
-#pragma unroll
-      for (unsigned k = 0; k < batch; ++k) {
-        const unsigned i = base + k * step, r = i / unsigned(Cols), c = i % unsigned(Cols);
-        if (i < total && c < cols) (*this)(r, c) = value[k];
-      }
-    }
+    load_rows<Batch, 1>(first, in.pitch_bytes(), rows, cols);
   }
 
   // Block-cooperative: out(first_row + r, first_col + c) = tile(r, c), clipped to `out`.
@@ -136,10 +106,11 @@ class shared_tile_view {
     const std::size_t rows = clip(out.rows(), first_row, Rows);
     const std::size_t cols = clip(out.cols(), first_col, Cols);
     if (rows == 0 || cols == 0) return;
-    for (unsigned i = detail::block_thread_index(); i < rows * Cols; i += detail::block_thread_count()) {
-      const unsigned r = i / unsigned(Cols), c = i % unsigned(Cols);
-      if (c < cols) out.row(first_row + r)[first_col + c] = (*this)(r, c);
-    }
+    auto* first = reinterpret_cast<unsigned char*>(out.row(first_row) + first_col);
+    const std::size_t pitch = out.pitch_bytes();
+    walk(cols, Cols, rows, [&](unsigned c, unsigned r) {
+      *reinterpret_cast<T*>(first + std::size_t(r) * pitch + std::size_t(c) * sizeof(T)) = (*this)(r, c);
+    });
   }
 
   // Block-cooperative: out(first_row + c, first_col + r) = tile(r, c), clipped to `out`. Each
@@ -149,13 +120,83 @@ class shared_tile_view {
     const std::size_t rows = clip(out.rows(), first_row, Cols);  // output rows are tile columns
     const std::size_t cols = clip(out.cols(), first_col, Rows);
     if (rows == 0 || cols == 0) return;
-    for (unsigned i = detail::block_thread_index(); i < rows * Rows; i += detail::block_thread_count()) {
-      const unsigned c = i / unsigned(Rows), r = i % unsigned(Rows);
-      if (r < cols) out.row(first_row + c)[first_col + r] = (*this)(r, c);
-    }
+    auto* first = reinterpret_cast<unsigned char*>(out.row(first_row) + first_col);
+    const std::size_t pitch = out.pitch_bytes();
+    walk(cols, Rows, rows, [&](unsigned r, unsigned c) {
+      *reinterpret_cast<T*>(first + std::size_t(c) * pitch + std::size_t(r) * sizeof(T)) = (*this)(r, c);
+    });
   }
 
  private:
+  // Calls f(position, line) for every position < `used` of every line < `lines`, where
+  // consecutive threads take consecutive positions (so a warp covers a contiguous run of a line)
+  // and a line is `width` positions wide. Full tiles take a strided walk with no division per
+  // element; clipped ones a general loop.
+  template <class F>
+  COALESCE_DEVICE static void walk(std::size_t used, std::size_t width, std::size_t lines, F f) {
+    const unsigned tid = detail::block_thread_index(), threads = detail::block_thread_count();
+    if (used == width && threads % width == 0) {
+      const unsigned position = tid % unsigned(width), step = threads / unsigned(width);
+#pragma unroll 4
+      for (unsigned line = tid / unsigned(width); line < lines; line += step) f(position, line);
+      return;
+    }
+    for (unsigned i = tid; i < lines * width; i += threads) {
+      const unsigned line = i / unsigned(width), position = i % unsigned(width);
+      if (position < used) f(position, line);
+    }
+  }
+
+  // tile rows [0, rows) x columns [0, cols) from global rows starting at `first`, `pitch` bytes
+  // apart, moving PerVector elements per access and issuing Batch accesses per thread before
+  // storing any: the compiler cannot move a global load above a shared store through generic
+  // pointers, so without batching each thread would wait out one DRAM latency per access.
+  template <unsigned Batch, std::size_t PerVector>
+  COALESCE_DEVICE void load_rows(const T* first, std::size_t pitch, std::size_t rows, std::size_t cols) const {
+    using chunk = std::conditional_t<PerVector == 1, T, detail::vector_of<T, PerVector>>;
+    const auto* base = reinterpret_cast<const unsigned char*>(first);
+    const unsigned tid = detail::block_thread_index(), threads = detail::block_thread_count();
+    constexpr unsigned per_row = unsigned(Cols / PerVector);
+    const auto put = [&](unsigned r, unsigned v, const chunk& value) {
+      if constexpr (PerVector == 1) {
+        (*this)(r, v) = value;
+      } else {
+#pragma unroll
+        for (unsigned e = 0; e < PerVector; ++e) (*this)(r, v * unsigned(PerVector) + e) = value.value[e];
+      }
+    };
+    if (cols == Cols && threads % per_row == 0) {
+      // Full width: thread t always takes chunk t % per_row, rows t / per_row + k * step.
+      const unsigned v = tid % per_row, step = threads / per_row;
+      const std::size_t stride = std::size_t(step) * pitch;
+      const unsigned char* source = base + std::size_t(tid / per_row) * pitch + std::size_t(v) * sizeof(chunk);
+      for (unsigned r = tid / per_row; r < rows; r += Batch * step, source += Batch * stride) {
+        chunk value[Batch];
+#pragma unroll
+        for (unsigned k = 0; k < Batch; ++k)
+          if (r + k * step < rows) value[k] = *reinterpret_cast<const chunk*>(source + k * stride);
+#pragma unroll
+        for (unsigned k = 0; k < Batch; ++k)
+          if (r + k * step < rows) put(r + k * step, v, value[k]);
+      }
+      return;
+    }
+    const unsigned total = unsigned(rows) * per_row;
+    for (unsigned i0 = tid; i0 < total; i0 += Batch * threads) {
+      chunk value[Batch];
+#pragma unroll
+      for (unsigned k = 0; k < Batch; ++k) {
+        const unsigned i = i0 + k * threads, r = i / per_row, v = i % per_row;
+        if (i < total && v < cols) value[k] = *reinterpret_cast<const chunk*>(base + std::size_t(r) * pitch + std::size_t(v) * sizeof(chunk));
+      }
+#pragma unroll
+      for (unsigned k = 0; k < Batch; ++k) {
+        const unsigned i = i0 + k * threads, r = i / per_row, v = i % per_row;
+        if (i < total && v < cols) put(r, v, value[k]);
+      }
+    }
+  }
+
   COALESCE_HOST_DEVICE static std::size_t clip(std::size_t extent, std::size_t first, std::size_t tile) {
     return first >= extent ? 0 : (extent - first < tile ? extent - first : tile);
   }
@@ -196,8 +237,9 @@ class shared_tile {
   }
   COALESCE_HOST_DEVICE view_type view() { return view_type(storage_); }
 
+  template <unsigned Batch = 4, bool Vectorize = true>
   COALESCE_DEVICE void load(pitched_view<const T> in, std::size_t first_row, std::size_t first_col) {
-    view().load(in, first_row, first_col);
+    view().template load<Batch, Vectorize>(in, first_row, first_col);
   }
   COALESCE_DEVICE void store(pitched_view<T> out, std::size_t first_row, std::size_t first_col) {
     view().store(out, first_row, first_col);
