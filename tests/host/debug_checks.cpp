@@ -9,6 +9,7 @@
   } while (0)
 
 #include <coalesce/pitched_matrix.hpp>
+#include <coalesce/soa.hpp>
 
 #include "coalesce_test.hpp"
 
@@ -29,4 +30,18 @@ TEST_CASE("COALESCE_DEBUG refuses a view whose rows would overlap") {
   float storage[16] = {};
   REQUIRE_THROWS_AS(coalesce::pitched_view<float>(storage, 2, 8, 16), std::logic_error);
   REQUIRE_NOTHROW(coalesce::pitched_view<float>(storage, 2, 4, 16));
+}
+
+namespace {
+struct sample {
+  int a;
+  float b;
+};
+}  // namespace
+
+TEST_CASE("COALESCE_DEBUG catches an out-of-range soa element") {
+  coalesce::soa_vector<sample, host_space> v(4);
+  REQUIRE_NOTHROW(v[3]);
+  REQUIRE_THROWS_AS(v[4], std::logic_error);
+  REQUIRE_THROWS_AS(v.view()[100], std::logic_error);
 }

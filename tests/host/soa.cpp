@@ -1,0 +1,252 @@
+// soa_vector and soa_view in host space: field reflection, column layout, named and positional
+// element access, the vector operations and their guarantees. Plain host compiler, no GPU.
+#include <coalesce/soa.hpp>
+#include <coalesce/soa_span.hpp>
+
+#include "coalesce_test.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <new>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace physics {
+struct Particle {
+  float x, y, z, vx, vy, vz;
+};
+COALESCE_FIELDS(Particle, x, y, z, vx, vy, vz);
+}  // namespace physics
+
+namespace {
+
+using coalesce::host_space;
+using coalesce::soa_vector;
+using physics::Particle;
+
+struct Mixed {
+  double d;
+  std::int8_t c;
+  float f;
+  std::int16_t s;
+};
+
+struct WithDefaults {
+  int id = 7;
+  float weight = 1.5f;
+};
+
+struct Twenty {
+  int f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19;
+};
+
+template <class T>
+using host_soa = soa_vector<T, host_space>;
+
+std::uintptr_t address(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
+
+// The user's code, written once for an array of structs; it also compiles for a soa_view.
+template <class Particles>
+void advance(Particles p, std::size_t n, float dt) {
+  for (std::size_t i = 0; i < n; ++i) {
+    p[i].x += p[i].vx * dt;
+    p[i].y += p[i].vy * dt;
+    p[i].z += p[i].vz * dt;
+  }
+}
+
+std::vector<Particle> some_particles(std::size_t n) {
+  std::vector<Particle> v(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const float f = float(i);
+    v[i] = Particle{f, 2 * f, 3 * f, 0.5f * f, -f, 1.0f};
+  }
+  return v;
+}
+
+// A host resource that can be told to fail its next allocation, and counts what is outstanding.
+struct flaky_resource {
+  using memory_space = host_space;
+  static inline long outstanding = 0;
+  static inline bool fail_next = false;
+  void* allocate(std::size_t bytes) {
+    if (fail_next) {
+      fail_next = false;
+      throw std::bad_alloc();
+    }
+    ++outstanding;
+    return coalesce::host_resource().allocate(bytes);
+  }
+  void deallocate(void* p, std::size_t bytes) noexcept {
+    --outstanding;
+    coalesce::host_resource().deallocate(p, bytes);
+  }
+  cudaStream_t stream() const noexcept { return cudaStream_t{}; }
+};
+
+}  // namespace
+
+TEST_CASE("fields of a plain aggregate are found without a macro") {
+  static_assert(coalesce::field_count_v<Particle> == 6);
+  static_assert(coalesce::field_count_v<Mixed> == 4);
+  static_assert(coalesce::field_count_v<Twenty> == 20);
+  static_assert(std::is_same_v<coalesce::field_t<Mixed, 0>, double>);
+  static_assert(std::is_same_v<coalesce::field_t<Mixed, 1>, std::int8_t>);
+  static_assert(std::is_same_v<coalesce::field_t<Mixed, 3>, std::int16_t>);
+  Mixed m{1.5, 2, 3.5f, 4};
+  coalesce::get<2>(m) = 9.0f;
+  REQUIRE(m.f == 9.0f);
+  REQUIRE(coalesce::get<3>(m) == 4);
+}
+
+TEST_CASE("every column starts on a 256-byte boundary in one allocation") {
+  host_soa<Mixed> v(1000);
+  const auto view = v.view();
+  const std::uintptr_t c0 = address(view.column<0>()), c1 = address(view.column<1>()), c2 = address(view.column<2>()),
+                       c3 = address(view.column<3>());
+  for (auto c : {c0, c1, c2, c3}) REQUIRE(c % 256 == 0);
+  REQUIRE(c1 - c0 == 8192);  // 1000 doubles = 8000 B, padded to 8192
+  REQUIRE(c2 - c1 == 1024);  // 1000 bytes, padded to 1024
+  REQUIRE(c3 - c2 == 4096);  // 1000 floats = 4000 B, padded to 4096
+  REQUIRE(v.allocated_bytes() == 8192 + 1024 + 4096 + 2048);
+  REQUIRE(view.column<&Mixed::f>() == view.column<2>());
+  REQUIRE(view.column<&Mixed::d>() == view.column<0>());
+  REQUIRE(coalesce::column_span<&Mixed::s>(view).size() == 1000);
+  REQUIRE(coalesce::column_span<1>(view).data() == view.column<1>());
+}
+
+TEST_CASE("view[i] gathers to T, scatters from T, and get<I> reaches one column") {
+  host_soa<Mixed> v(std::vector<Mixed>{{1.0, 1, 1.0f, 1}, {2.0, 2, 2.0f, 2}, {3.0, 3, 3.0f, 3}});
+  auto view = v.view();
+  const Mixed second = view[1];
+  REQUIRE(second.d == 2.0);
+  REQUIRE(second.s == 2);
+  view[2] = Mixed{30.0, 31, 32.0f, 33};
+  REQUIRE(view.column<0>()[2] == 30.0);
+  REQUIRE(view.column<3>()[2] == 33);
+  coalesce::get<2>(view[0]) = -1.0f;
+  REQUIRE(view.column<2>()[0] == -1.0f);
+  view[0] = view[2];  // assigning one element to another copies the values
+  REQUIRE(static_cast<Mixed>(view[0]).c == 31);
+  const coalesce::soa_view<const Mixed> read_only = view;
+  REQUIRE(coalesce::get<0>(read_only[1]) == 2.0);
+}
+
+TEST_CASE("after COALESCE_FIELDS, view[i].x is a reference into the x column") {
+  host_soa<Particle> v(some_particles(4));
+  auto view = v.view();
+  view[1].x = 100.0f;
+  REQUIRE(view.column<&Particle::x>()[1] == 100.0f);
+  view[2].vz += 5.0f;
+  REQUIRE(view.column<5>()[2] == 6.0f);
+  REQUIRE(&view[3].y == view.column<1>() + 3);
+  const Particle p = view[1];
+  REQUIRE(p.x == 100.0f);
+  REQUIRE(coalesce::get<0>(view[1]) == 100.0f);
+}
+
+TEST_CASE("one function template runs on Particle* and on soa_view<Particle> with identical results") {
+  auto aos = some_particles(257);
+  host_soa<Particle> soa(aos);
+  advance(aos.data(), aos.size(), 0.25f);
+  advance(soa.view(), soa.size(), 0.25f);
+  const auto back = soa.to_vector();
+  for (std::size_t i = 0; i < aos.size(); ++i) {
+    REQUIRE(back[i].x == aos[i].x);
+    REQUIRE(back[i].y == aos[i].y);
+    REQUIRE(back[i].z == aos[i].z);
+    REQUIRE(back[i].vx == aos[i].vx);
+  }
+}
+
+TEST_CASE("push_back, reserve and resize keep the contents; new elements are T{}") {
+  host_soa<WithDefaults> v;
+  REQUIRE(v.empty());
+  for (int i = 0; i < 40; ++i) v.push_back({i, float(i) / 2});
+  REQUIRE(v.size() == 40);
+  REQUIRE(v.capacity() >= 40);
+  v.reserve(1000);
+  REQUIRE(v.capacity() == 1000);
+  REQUIRE(static_cast<WithDefaults>(v[39]).id == 39);
+  v.resize(45);
+  REQUIRE(static_cast<WithDefaults>(v[44]).id == 7);  // default member initializers, not zero
+  REQUIRE(static_cast<WithDefaults>(v[44]).weight == 1.5f);
+  REQUIRE(static_cast<WithDefaults>(v[10]).weight == 5.0f);
+  v.resize(3);
+  REQUIRE(v.size() == 3);
+  REQUIRE(v.capacity() == 1000);
+  v.clear();
+  REQUIRE(v.empty());
+}
+
+TEST_CASE("copies are deep, moves steal, swap exchanges") {
+  host_soa<Particle> a(some_particles(10));
+  host_soa<Particle> b = a;
+  b[0].x = -5.0f;
+  REQUIRE(a[0].x == 0.0f);
+  const float* storage = a.view().column<0>();
+  host_soa<Particle> c = std::move(a);
+  REQUIRE(c.view().column<0>() == storage);
+  b = c;
+  REQUIRE(b[0].x == 0.0f);
+  swap(b, c);
+  REQUIRE(b.view().column<0>() == storage);
+}
+
+TEST_CASE("iterators walk the elements with standard algorithms") {
+  host_soa<Particle> v(some_particles(100));
+  const auto view = v.view();
+  const float sum = std::accumulate(view.begin(), view.end(), 0.0f, [](float s, const Particle& p) { return s + p.x; });
+  REQUIRE(sum == 4950.0f);
+  REQUIRE(std::count_if(v.begin(), v.end(), [](const Particle& p) { return p.vx > 10.0f; }) == 79);
+  REQUIRE(v.end() - v.begin() == 100);
+  std::vector<float> xs(100);
+  std::transform(view.begin(), view.end(), xs.begin(), [](const Particle& p) { return p.x; });
+  REQUIRE(xs[99] == 99.0f);
+}
+
+TEST_CASE("assign between vectors of different sizes says so and changes nothing") {
+  host_soa<Particle> a(some_particles(3)), b(some_particles(4));
+  try {
+    b.assign(a);
+    FAIL("assign of a different size did not throw");
+  } catch (const std::invalid_argument& e) {
+    REQUIRE(std::string(e.what()).find("3 elements but the destination 4") != std::string::npos);
+  }
+  REQUIRE(b.to_vector()[3].x == 3.0f);
+  host_soa<Particle> c(3);
+  c.assign(a);
+  REQUIRE(c.to_vector()[2].y == 4.0f);
+}
+
+TEST_CASE("a size whose bytes overflow size_t is a length_error") {
+  host_soa<Particle> v;
+  REQUIRE_THROWS_AS(v.reserve(std::size_t(1) << 62), std::length_error);
+  REQUIRE_THROWS_AS(v.resize(std::size_t(-1) / 2), std::length_error);
+  REQUIRE(v.capacity() == 0);
+}
+
+TEST_CASE("a failed allocation leaves the vector unchanged and leaks nothing") {
+  using flaky = soa_vector<Particle, host_space, flaky_resource>;
+  {
+    flaky v(some_particles(20));
+    REQUIRE(flaky_resource::outstanding == 1);
+    flaky_resource::fail_next = true;
+    REQUIRE_THROWS_AS(v.reserve(10000), std::bad_alloc);
+    REQUIRE(v.size() == 20);
+    REQUIRE(v.capacity() == 20);
+    REQUIRE(v.to_vector()[19].y == 38.0f);
+    flaky_resource::fail_next = true;
+    REQUIRE_THROWS_AS(v.push_back(Particle{}), std::bad_alloc);
+    REQUIRE(v.size() == 20);
+  }
+  REQUIRE(flaky_resource::outstanding == 0);
+}
+
+TEST_CASE("views are trivially copyable and carry one pointer per field") {
+  static_assert(std::is_trivially_copyable_v<coalesce::soa_view<Particle>>);
+  static_assert(sizeof(coalesce::soa_view<Particle>) == 6 * sizeof(void*) + sizeof(std::size_t));
+  static_assert(std::is_trivially_copyable_v<coalesce::soa_view<const Twenty>>);
+}
