@@ -71,6 +71,19 @@ __global__ void advance_raw(float* __restrict__ x, float* __restrict__ y, float*
   }
 }
 
+// The same without __restrict__: the SASS coalesce's soa_view kernel has too (plain LDG loads);
+// __restrict__ lets nvcc read vx, vy, vz through the non-coherent path (LDG.E.CONSTANT), which
+// nothing about a soa_view can promise for a field that the kernel might also write.
+__global__ void advance_plain(float* x, float* y, float* z, const float* vx, const float* vy, const float* vz,
+                              std::size_t n, float dt) {
+  const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (i < n) {
+    x[i] += vx[i] * dt;
+    y[i] += vy[i] * dt;
+    z[i] += vz[i] * dt;
+  }
+}
+
 template <class Points>
 __global__ void sum_first_field(Points p, float* out, std::size_t n) {
   const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
@@ -143,6 +156,10 @@ TEST_CASE("the SoA particle update reads and writes 4 sectors per request at the
     advance_raw<<<blocks_for(n), 256, 0, s>>>(v.column<0>(), v.column<1>(), v.column<2>(), v.column<3>(), v.column<4>(),
                                               v.column<5>(), n, dt);
   };
+  auto plain = [&](cudaStream_t s) {
+    advance_plain<<<blocks_for(n), 256, 0, s>>>(v.column<0>(), v.column<1>(), v.column<2>(), v.column<3>(),
+                                                v.column<4>(), v.column<5>(), n, dt);
+  };
   auto aos_launch = [&](cudaStream_t s) { advance<<<blocks_for(n), 256, 0, s>>>(aos.data(), n, dt); };
   library(0);
   raw(0);
@@ -161,15 +178,20 @@ TEST_CASE("the SoA particle update reads and writes 4 sectors per request at the
   const double bytes = double(n) * (6 + 3) * sizeof(float);  // six fields read, three written
   // Interleave the two measurements and take the best of three medians each, so a clock or
   // neighbour change during one measurement does not decide the comparison.
-  double best_library = 0, best_raw = 0, aos_ratio = 0;
+  double best_library = 0, best_raw = 0, best_plain = 0, aos_ratio = 0;
   for (int round = 0; round < 3; ++round) {
     best_library = std::max(best_library, meter.measure(library, bytes).ratio_to_memcpy);
+    best_plain = std::max(best_plain, meter.measure(plain, bytes).ratio_to_memcpy);
     best_raw = std::max(best_raw, meter.measure(raw, bytes).ratio_to_memcpy);
   }
   aos_ratio = meter.measure(aos_launch, bytes).ratio_to_memcpy;
-  std::printf("particle update, ratio to cudaMemcpy (%.0f GB/s): soa_view %.3f, hand-written SoA %.3f, Particle* %.3f\n",
-              meter.memcpy_gigabytes_per_s(), best_library, best_raw, aos_ratio);
-  CHECK(best_library >= 0.98 * best_raw);
+  std::printf("particle update, ratio to cudaMemcpy (%.0f GB/s): soa_view %.3f, hand-written SoA %.3f "
+              "(with __restrict__ %.3f), Particle* %.3f\n",
+              meter.memcpy_gigabytes_per_s(), best_library, best_plain, best_raw, aos_ratio);
+  // No abstraction cost against the same kernel on raw pointers; within 5% of the __restrict__
+  // version, whose read-only loads soa_view cannot promise (measured 2.6% apart on an H200).
+  CHECK(best_library >= 0.98 * best_plain);
+  CHECK(best_library >= 0.95 * best_raw);
 }
 
 TEST_CASE("reading one field of Vec3 through a soa_view moves a third of the AoS kernel's DRAM bytes") {
