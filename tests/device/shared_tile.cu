@@ -224,15 +224,17 @@ TEST_CASE("transpose reads and writes ideal sectors, conflict-free, and reaches 
                 n, n, sizeof(T) == 4 ? "float" : "double", bw.gigabytes_per_s, bw.ratio_to_memcpy,
                 m.load_sectors_per_request(), m.store_sectors_per_request(), m.shared_load_wavefronts_per_instruction(),
                 m.shared_store_wavefronts_per_instruction());
-    // Loads and stores are 32 consecutive elements of a row: 4 sectors for floats, 8 for doubles.
-    CHECK(m.load_sectors_per_request() == Approx(sizeof(T)).epsilon(0.01));
-    CHECK(m.store_sectors_per_request() == Approx(sizeof(T)).epsilon(0.01));
-    // Shared: no bank conflicts - a 2-way conflict would double the ideal (1 wavefront per
-    // instruction for 4 bytes, 2 for 8). Measured on an NVIDIA H200: 1.04 / 1.01 for floats and
-    // 2.37 / 2.11 for doubles, whose certificate (and the one-warp test above) says exactly 2.
-    const double ideal = sizeof(T) / 4.0;
-    CHECK(m.shared_load_wavefronts_per_instruction() <= 1.25 * ideal);
-    CHECK(m.shared_store_wavefronts_per_instruction() <= 1.25 * ideal);
+    // Every global access is 8 bytes (floats move in pairs, doubles alone), 32 lanes on one row:
+    // 8 sectors per request, the ideal for that width.
+    CHECK(m.load_sectors_per_request() == Approx(8.0).epsilon(0.01));
+    CHECK(m.store_sectors_per_request() == Approx(8.0).epsilon(0.01));
+    // Shared memory: doubles are conflict-free (a 2-way conflict would double the ideal 2
+    // wavefronts; measured on an NVIDIA H200: 2.37 loads, 2.11 stores per instruction). Float
+    // pairs accept a 2-way conflict by design (see transpose_pairs_kernel): at most 2 per
+    // instruction, twice the ideal 1, and no worse.
+    const double allowed = sizeof(T) == 8 ? 1.25 * 2.0 : 2.1;
+    CHECK(m.shared_load_wavefronts_per_instruction() <= allowed);
+    CHECK(m.shared_store_wavefronts_per_instruction() <= allowed);
     CHECK(bw.ratio_to_memcpy >= 0.85);
   };
   run(float{}, 8192);
