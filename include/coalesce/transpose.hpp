@@ -18,10 +18,11 @@
 namespace coalesce {
 namespace detail {
 
-// 64 x 64 padded tiles ([64][65] underneath, conflict-free both ways). Measured on an NVIDIA H200,
-// CUDA 13.0, 8192 x 8192, ratio to cudaMemcpy: floats 0.84 with 64 x 16 threads and 4 loads in
-// flight per thread (32 x 8 threads: 0.63; 16-byte loads: no better), doubles 0.96 with 64 x 8
-// threads and 8 loads in flight (32 x 32 tiles: 0.88).
+// Shapes measured on an NVIDIA H200, CUDA 13.0, 8192 x 8192, as ratios to cudaMemcpy. Doubles:
+// 64 x 64 padded tiles ([64][65] underneath, conflict-free both ways), 32 x 8 threads with 8
+// loads in flight each, 0.97-0.98 (32 x 32 tiles: 0.88). Floats element by element top out at
+// 0.85 (64 x 16 threads; float4 loads no better, the textbook [32][33] kernel 0.86-0.89), so they
+// move as 8-byte pairs instead (transpose_pairs_kernel): 0.96.
 template <std::size_t Bytes>
 struct transpose_shape;
 template <>
