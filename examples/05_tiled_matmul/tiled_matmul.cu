@@ -85,7 +85,8 @@ int main() {
     std::printf("skipped: the measurements need a GPU (%s)\n", reason->c_str());
     return 77;
   }
-  coalesce::pitched_matrix<float> a(ct::random_values<float>(n * n), n, n), b(ct::random_values<float>(n * n), n, n);
+  coalesce::pitched_matrix<float> a(ct::random_values<float>(n * n, ct::test_seed()), n, n);
+  coalesce::pitched_matrix<float> b(ct::random_values<float>(n * n, ct::test_seed() + 1), n, n);
   coalesce::pitched_matrix<float> c(n, n), reference(n, n);
 
   cublasHandle_t handle = nullptr;
