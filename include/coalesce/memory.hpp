@@ -171,6 +171,13 @@ void zero_rows(void* dst, std::size_t pitch, std::size_t row_bytes, std::size_t 
   }
 }
 
+// The stream a copy between two containers is ordered on: the device side's, so that the copy
+// follows the work already queued for the device container (host containers use stream 0).
+template <class DstSpace, class SrcSpace>
+cudaStream_t device_side_stream(cudaStream_t dst_stream, cudaStream_t src_stream) {
+  return std::is_same_v<DstSpace, device_space> ? dst_stream : src_stream;
+}
+
 // Waits for the work ordered on `stream` when `Space` is the device; host work is already done.
 template <class Space>
 void wait_for(cudaStream_t stream) {

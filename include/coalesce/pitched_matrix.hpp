@@ -252,12 +252,16 @@ class pitched_matrix {
     next.swap(*this);
   }
 
-  // Copies every element of `other`, which must have the same shape; pitches may differ.
+  // Copies every element of `other`, which must have the same shape; pitches may differ. The copy
+  // is ordered on the device-side matrix's stream (and waited for when this matrix is on the host).
   // Throws std::invalid_argument on a shape mismatch.
   template <class S, class P, class R>
   void copy_from(const pitched_matrix<T, S, P, R>& other) {
     check_same_shape(other.rows(), other.cols(), "copy_from");
-    detail::copy_rows<Space, S>(data(), pitch_, other.data(), other.pitch_bytes(), cols_ * sizeof(T), rows_, stream());
+    const cudaStream_t s = detail::device_side_stream<Space, S>(stream(), other.stream());
+    detail::copy_rows<Space, S>(data(), pitch_, other.data(), other.pitch_bytes(), cols_ * sizeof(T), rows_, s);
+    // Host elements are read by host code right away: wait for a copy out of the device.
+    if constexpr (std::is_same_v<Space, host_space>) detail::wait_for<S>(s);
   }
   // Copies `dense`, rows() x cols() elements row-major without padding.
   // Throws std::invalid_argument if dense.size() != size().

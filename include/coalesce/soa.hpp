@@ -444,7 +444,7 @@ class soa_vector {
     if (count <= capacity_) return;
     soa_vector next(resource());
     next.allocate(count);
-    next.copy_columns_from<Space>(columns<const void*>(), size_);
+    next.copy_columns_from<Space>(columns<const void*>(), size_, stream());
     next.size_ = size_;
     next.swap(*this);
   }
@@ -471,7 +471,8 @@ class soa_vector {
       throw std::invalid_argument("coalesce::soa_vector::assign: the source has " + std::to_string(other.size()) +
                                   " elements but the destination " + std::to_string(size_) +
                                   "; resize first or construct a new vector");
-    copy_columns_from<S>(other.const_view().columns(), size_);
+    copy_columns_from<S>(other.const_view().columns(), size_, detail::device_side_stream<Space, S>(stream(), other.stream()));
+    if constexpr (std::is_same_v<Space, host_space>) detail::wait_for<S>(other.stream());
   }
 
   // The elements as an array of structs on the host; waits for the vector's stream.
@@ -509,21 +510,24 @@ class soa_vector {
     capacity_ = count;
   }
 
+  // Copies `count` elements of every column, ordered on `on`.
   template <class FromSpace, class Pointers>
-  void copy_columns_from(const Pointers& from, std::size_t count) {
-    copy_columns_from<FromSpace>(from, count, std::make_index_sequence<field_count>{});
+  void copy_columns_from(const Pointers& from, std::size_t count, cudaStream_t on) {
+    copy_columns_from<FromSpace>(from, count, on, std::make_index_sequence<field_count>{});
   }
   template <class FromSpace, class Pointers, std::size_t... I>
-  void copy_columns_from(const Pointers& from, std::size_t count, std::index_sequence<I...>) {
+  void copy_columns_from(const Pointers& from, std::size_t count, cudaStream_t on, std::index_sequence<I...>) {
     const auto to = columns<void*>();
-    (detail::copy_rows<Space, FromSpace>(to[I], 0, from[I], 0, count * sizeof(detail::field_type_t<T, I>), 1, stream()),
-     ...);
+    (detail::copy_rows<Space, FromSpace>(to[I], 0, from[I], 0, count * sizeof(detail::field_type_t<T, I>), 1, on), ...);
   }
 
   template <class S, class R>
   void copy_from(const soa_vector<T, S, R>& other) {
     allocate(other.size());
-    copy_columns_from<S>(other.const_view().columns(), other.size());
+    const cudaStream_t on = detail::device_side_stream<Space, S>(stream(), other.stream());
+    copy_columns_from<S>(other.const_view().columns(), other.size(), on);
+    // Host elements are read by host code right away: wait for a copy out of the device.
+    if constexpr (std::is_same_v<Space, host_space>) detail::wait_for<S>(on);
     size_ = other.size();
   }
 

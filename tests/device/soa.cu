@@ -312,3 +312,28 @@ TEST_CASE("device soa_vector growth keeps contents and a failed allocation chang
   REQUIRE(v.size() == 1500);
   REQUIRE(same(v.to_vector()[999], particles[999]));
 }
+
+namespace {
+__global__ void set_x_to_index(soa_view<Particle> p) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < p.size(); i += std::size_t(gridDim.x) * blockDim.x)
+    p[i].x = float(i % 65536);
+}
+}  // namespace
+
+TEST_CASE("a copy out of a device vector follows the work queued on that vector's stream") {
+  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
+  cudaStream_t stream{};
+  COALESCE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  {
+    const std::size_t n = particle_count();
+    coalesce::soa_vector<Particle> v(n, coalesce::device_resource(stream));
+    // A single block makes the kernel slow enough that an unordered copy would see zeros.
+    set_x_to_index<<<1, 256, 0, stream>>>(v.view());
+    ct::check_launch();
+    const coalesce::soa_vector<Particle, coalesce::host_space> on_host(v);
+    const auto xs = on_host.view().column<&Particle::x>();
+    for (std::size_t i = 0; i < n; ++i)
+      if (xs[i] != float(i % 65536)) FAIL("element " << i << " was copied before the kernel wrote it");
+  }
+  COALESCE_CUDA_CHECK(cudaStreamDestroy(stream));
+}
