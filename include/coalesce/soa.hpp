@@ -6,7 +6,7 @@
 //
 // T: any aggregate (a struct with public fields, no constructors, no virtuals) of up to 24
 // trivially copyable fields, none of them a reference, const, a bit-field or a C array (use
-// cuda::std::array for those). Host-capable: soa_vector<T, host_space> needs no GPU and no nvcc.
+// cuda::std::array for those), and no member with an alignas of its own. Host-capable: soa_vector<T, host_space> needs no GPU and no nvcc.
 #pragma once
 
 #include <coalesce/config.hpp>
@@ -65,7 +65,11 @@ constexpr bool check_soa_element() {
     static_assert(std::is_copy_assignable_v<T>,
                   "coalesce::soa_vector<T>: T has a reference or const field; store values (or indices) instead");
     if constexpr (n >= 1 && n <= max_fields && std::is_copy_assignable_v<T>) {
-      return check_fields<T>(std::make_index_sequence<n>{});
+      constexpr bool plain_fields = fields_fill_struct<T>();
+      static_assert(plain_fields,
+                    "coalesce::soa_vector<T>: T's fields do not fill it as their types say: T has a bit-field "
+                    "(or a member with its own alignas); give each field a whole type of its own");
+      if constexpr (plain_fields) return check_fields<T>(std::make_index_sequence<n>{});
     }
   }
   return true;

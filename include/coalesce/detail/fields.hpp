@@ -209,6 +209,149 @@ COALESCE_HOST_DEVICE constexpr auto tie_fields(T& t, field_count_constant<24>) {
   return make_ref_tuple(f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21, f22, f23);
 }
 
+// The declared types of T's fields, from a structured binding by value: unlike tie_fields this
+// never binds a reference, so it also works when a field is a bit-field. Only ever used in
+// decltype (the bodies are instantiated for their return types, never run).
+template <class... F>
+struct type_list {};
+
+template <class T>
+auto declared_field_types(T& t, field_count_constant<1>) {
+  auto [f0] = t;
+  return type_list<decltype(f0)>{};
+}
+template <class T>
+auto declared_field_types(T& t, field_count_constant<2>) {
+  auto [f0, f1] = t;
+  return type_list<decltype(f0), decltype(f1)>{};
+}
+template <class T>
+auto declared_field_types(T& t, field_count_constant<3>) {
+  auto [f0, f1, f2] = t;
+  return type_list<decltype(f0), decltype(f1), decltype(f2)>{};
+}
+template <class T>
+auto declared_field_types(T& t, field_count_constant<4>) {
+  auto [f0, f1, f2, f3] = t;
+  return type_list<decltype(f0), decltype(f1), decltype(f2), decltype(f3)>{};
+}
+template <class T>
+auto declared_field_types(T& t, field_count_constant<5>) {
+  auto [f0, f1, f2, f3, f4] = t;
+  return type_list<decltype(f0), decltype(f1), decltype(f2), decltype(f3), decltype(f4)>{};
+}
+template <class T>
+auto declared_field_types(T& t, field_count_constant<6>) {
+  auto [f0, f1, f2, f3, f4, f5] = t;
+  return type_list<decltype(f0), decltype(f1), decltype(f2), decltype(f3), decltype(f4), decltype(f5)>{};
+}
+template <class T>
+auto declared_field_types(T& t, field_count_constant<7>) {
+  auto [f0, f1, f2, f3, f4, f5, f6] = t;
+  return type_list<decltype(f0), decltype(f1), decltype(f2), decltype(f3), decltype(f4), decltype(f5), decltype(f6)>{};
+}
+template <class T>
+auto declared_field_types(T& t, field_count_constant<8>) {
+  auto [f0, f1, f2, f3, f4, f5, f6, f7] = t;
+  return type_list<decltype(f0), decltype(f1), decltype(f2), decltype(f3), decltype(f4), decltype(f5), decltype(f6), decltype(f7)>{};
+}
+template <class T>
+auto declared_field_types(T& t, field_count_constant<9>) {
+  auto [f0, f1, f2, f3, f4, f5, f6, f7, f8] = t;
+  return type_list<decltype(f0), decltype(f1), decltype(f2), decltype(f3), decltype(f4), decltype(f5), decltype(f6), decltype(f7), decltype(f8)>{};
+}
+template <class T>
+auto declared_field_types(T& t, field_count_constant<10>) {
+  auto [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9] = t;
+  return type_list<decltype(f0), decltype(f1), decltype(f2), decltype(f3), decltype(f4), decltype(f5), decltype(f6), decltype(f7), decltype(f8), decltype(f9)>{};
+}
+template <class T>
+auto declared_field_types(T& t, field_count_constant<11>) {
+  auto [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10] = t;
+  return type_list<decltype(f0), decltype(f1), decltype(f2), decltype(f3), decltype(f4), decltype(f5), decltype(f6), decltype(f7), decltype(f8), decltype(f9), decltype(f10)>{};
+}
+template <class T>
+auto declared_field_types(T& t, field_count_constant<12>) {
+  auto [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11] = t;
+  return type_list<decltype(f0), decltype(f1), decltype(f2), decltype(f3), decltype(f4), decltype(f5), decltype(f6), decltype(f7), decltype(f8), decltype(f9), decltype(f10), decltype(f11)>{};
+}
+template <class T>
+auto declared_field_types(T& t, field_count_constant<13>) {
+  auto [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12] = t;
+  return type_list<decltype(f0), decltype(f1), decltype(f2), decltype(f3), decltype(f4), decltype(f5), decltype(f6), decltype(f7), decltype(f8), decltype(f9), decltype(f10), decltype(f11), decltype(f12)>{};
+}
+template <class T>
+auto declared_field_types(T& t, field_count_constant<14>) {
+  auto [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13] = t;
+  return type_list<decltype(f0), decltype(f1), decltype(f2), decltype(f3), decltype(f4), decltype(f5), decltype(f6), decltype(f7), decltype(f8), decltype(f9), decltype(f10), decltype(f11), decltype(f12), decltype(f13)>{};
+}
+template <class T>
+auto declared_field_types(T& t, field_count_constant<15>) {
+  auto [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14] = t;
+  return type_list<decltype(f0), decltype(f1), decltype(f2), decltype(f3), decltype(f4), decltype(f5), decltype(f6), decltype(f7), decltype(f8), decltype(f9), decltype(f10), decltype(f11), decltype(f12), decltype(f13), decltype(f14)>{};
+}
+template <class T>
+auto declared_field_types(T& t, field_count_constant<16>) {
+  auto [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15] = t;
+  return type_list<decltype(f0), decltype(f1), decltype(f2), decltype(f3), decltype(f4), decltype(f5), decltype(f6), decltype(f7), decltype(f8), decltype(f9), decltype(f10), decltype(f11), decltype(f12), decltype(f13), decltype(f14), decltype(f15)>{};
+}
+template <class T>
+auto declared_field_types(T& t, field_count_constant<17>) {
+  auto [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16] = t;
+  return type_list<decltype(f0), decltype(f1), decltype(f2), decltype(f3), decltype(f4), decltype(f5), decltype(f6), decltype(f7), decltype(f8), decltype(f9), decltype(f10), decltype(f11), decltype(f12), decltype(f13), decltype(f14), decltype(f15), decltype(f16)>{};
+}
+template <class T>
+auto declared_field_types(T& t, field_count_constant<18>) {
+  auto [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17] = t;
+  return type_list<decltype(f0), decltype(f1), decltype(f2), decltype(f3), decltype(f4), decltype(f5), decltype(f6), decltype(f7), decltype(f8), decltype(f9), decltype(f10), decltype(f11), decltype(f12), decltype(f13), decltype(f14), decltype(f15), decltype(f16), decltype(f17)>{};
+}
+template <class T>
+auto declared_field_types(T& t, field_count_constant<19>) {
+  auto [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18] = t;
+  return type_list<decltype(f0), decltype(f1), decltype(f2), decltype(f3), decltype(f4), decltype(f5), decltype(f6), decltype(f7), decltype(f8), decltype(f9), decltype(f10), decltype(f11), decltype(f12), decltype(f13), decltype(f14), decltype(f15), decltype(f16), decltype(f17), decltype(f18)>{};
+}
+template <class T>
+auto declared_field_types(T& t, field_count_constant<20>) {
+  auto [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19] = t;
+  return type_list<decltype(f0), decltype(f1), decltype(f2), decltype(f3), decltype(f4), decltype(f5), decltype(f6), decltype(f7), decltype(f8), decltype(f9), decltype(f10), decltype(f11), decltype(f12), decltype(f13), decltype(f14), decltype(f15), decltype(f16), decltype(f17), decltype(f18), decltype(f19)>{};
+}
+template <class T>
+auto declared_field_types(T& t, field_count_constant<21>) {
+  auto [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20] = t;
+  return type_list<decltype(f0), decltype(f1), decltype(f2), decltype(f3), decltype(f4), decltype(f5), decltype(f6), decltype(f7), decltype(f8), decltype(f9), decltype(f10), decltype(f11), decltype(f12), decltype(f13), decltype(f14), decltype(f15), decltype(f16), decltype(f17), decltype(f18), decltype(f19), decltype(f20)>{};
+}
+template <class T>
+auto declared_field_types(T& t, field_count_constant<22>) {
+  auto [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21] = t;
+  return type_list<decltype(f0), decltype(f1), decltype(f2), decltype(f3), decltype(f4), decltype(f5), decltype(f6), decltype(f7), decltype(f8), decltype(f9), decltype(f10), decltype(f11), decltype(f12), decltype(f13), decltype(f14), decltype(f15), decltype(f16), decltype(f17), decltype(f18), decltype(f19), decltype(f20), decltype(f21)>{};
+}
+template <class T>
+auto declared_field_types(T& t, field_count_constant<23>) {
+  auto [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21, f22] = t;
+  return type_list<decltype(f0), decltype(f1), decltype(f2), decltype(f3), decltype(f4), decltype(f5), decltype(f6), decltype(f7), decltype(f8), decltype(f9), decltype(f10), decltype(f11), decltype(f12), decltype(f13), decltype(f14), decltype(f15), decltype(f16), decltype(f17), decltype(f18), decltype(f19), decltype(f20), decltype(f21), decltype(f22)>{};
+}
+template <class T>
+auto declared_field_types(T& t, field_count_constant<24>) {
+  auto [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21, f22, f23] = t;
+  return type_list<decltype(f0), decltype(f1), decltype(f2), decltype(f3), decltype(f4), decltype(f5), decltype(f6), decltype(f7), decltype(f8), decltype(f9), decltype(f10), decltype(f11), decltype(f12), decltype(f13), decltype(f14), decltype(f15), decltype(f16), decltype(f17), decltype(f18), decltype(f19), decltype(f20), decltype(f21), decltype(f22), decltype(f23)>{};
+}
+
+// Where the fields' declared types would put them, laid out in order with their alignments and
+// rounded up to T's alignment. Equal to sizeof(T) for any struct of ordinary fields; smaller
+// when bit-fields share storage (or a member has an alignas of its own).
+template <class... F>
+constexpr std::size_t declared_layout_bytes(type_list<F...>, std::size_t struct_alignment) {
+  std::size_t at = 0;
+  ((at = (at + alignof(F) - 1) / alignof(F) * alignof(F) + sizeof(F)), ...);
+  return (at + struct_alignment - 1) / struct_alignment * struct_alignment;
+}
+
+template <class T>
+constexpr bool fields_fill_struct() {
+  using types = decltype(declared_field_types(std::declval<T&>(), field_count_constant<count_fields<T>()>{}));
+  return declared_layout_bytes(types{}, alignof(T)) == sizeof(T);
+}
+
 // A ref_tuple of references to every field of `t` (const references for a const T).
 template <class T>
 COALESCE_HOST_DEVICE constexpr auto tie_fields(T& t) {
