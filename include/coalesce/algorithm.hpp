@@ -4,6 +4,7 @@
 #pragma once
 
 #include <coalesce/config.hpp>
+#include <coalesce/detail/launch.hpp>
 #include <coalesce/error.hpp>
 #include <coalesce/pitched_matrix.hpp>
 #include <coalesce/soa.hpp>
@@ -61,17 +62,7 @@ void launch_row_walk(pitched_view<T> view, F f, row_walk shape, cudaStream_t str
   if (shape.threads_along_row == 0 || shape.rows_per_block == 0 || std::size_t(shape.threads_along_row) * shape.rows_per_block > 1024)
     throw std::invalid_argument("coalesce::for_each_index: a row_walk needs 1 to 1024 threads per block");
   const dim3 block(shape.threads_along_row, shape.rows_per_block);
-  const unsigned threads = block.x * block.y;
-  int device = 0, sms = 0, resident = 0;
-  throw_on_error(::cudaGetDevice(&device), "cudaGetDevice");
-  throw_on_error(::cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
-  throw_on_error(::cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, walk_rows_kernel<T, F>, int(threads), 0),
-                 "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
-  // One full wave of resident blocks, each striding over rows: enough loads in flight to cover
-  // DRAM latency, no tail of half-empty waves.
-  const std::size_t wanted = (view.rows() + block.y - 1) / block.y;
-  const std::size_t wave = std::size_t(sms) * std::size_t(resident > 0 ? resident : 1);
-  const unsigned grid = unsigned(wanted < wave ? wanted : wave);
+  const unsigned grid = one_wave_grid(walk_rows_kernel<T, F>, block.x * block.y, (view.rows() + block.y - 1) / block.y);
   walk_rows_kernel<T, F><<<grid, block, 0, stream>>>(view, f);
   throw_on_error(::cudaGetLastError(), "coalesce::for_each_index kernel launch");
 }
@@ -204,15 +195,9 @@ void for_each(soa_view<T> view, F f, cudaStream_t stream = 0) {
   static_assert(!std::is_const_v<T>, "coalesce::for_each: the view must be writable (soa_view<T>, not soa_view<const T>)");
   if (view.empty()) return;
   constexpr unsigned threads = 256;
-  int device = 0, sms = 0, resident = 0;
-  throw_on_error(::cudaGetDevice(&device), "cudaGetDevice");
-  throw_on_error(::cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
-  throw_on_error(::cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, detail::soa_for_each_kernel<T, F>, threads, 0),
-                 "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
   const std::size_t chunks = view.size() / detail::soa_elements_per_thread + 1;
-  const std::size_t wanted = (chunks + threads - 1) / threads;
-  const std::size_t wave = std::size_t(sms) * std::size_t(resident > 0 ? resident : 1);
-  detail::soa_for_each_kernel<T, F><<<unsigned(wanted < wave ? wanted : wave), threads, 0, stream>>>(view, f);
+  const unsigned grid = detail::one_wave_grid(detail::soa_for_each_kernel<T, F>, threads, (chunks + threads - 1) / threads);
+  detail::soa_for_each_kernel<T, F><<<grid, threads, 0, stream>>>(view, f);
   throw_on_error(::cudaGetLastError(), "coalesce::for_each kernel launch");
 }
 

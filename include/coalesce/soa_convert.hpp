@@ -6,6 +6,7 @@
 #pragma once
 
 #include <coalesce/config.hpp>
+#include <coalesce/detail/launch.hpp>
 #include <coalesce/error.hpp>
 #include <coalesce/soa.hpp>
 
@@ -101,18 +102,6 @@ __global__ void __launch_bounds__(convert_threads) soa_to_aos_kernel(soa_view<co
   }
 }
 
-template <class Kernel>
-unsigned convert_grid(Kernel kernel, std::size_t n, unsigned chunk) {
-  int device = 0, sms = 0, resident = 0;
-  throw_on_error(::cudaGetDevice(&device), "cudaGetDevice");
-  throw_on_error(::cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
-  throw_on_error(::cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, int(convert_threads), 0),
-                 "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
-  const std::size_t chunks = (n + chunk - 1) / chunk;
-  const std::size_t wave = std::size_t(sms) * std::size_t(resident > 0 ? resident : 1);
-  return unsigned(chunks < wave ? chunks : wave);
-}
-
 }  // namespace detail
 
 // soa[i] = aos[i] for i < soa.size(), on `stream`. `aos` is device memory holding soa.size()
@@ -120,7 +109,8 @@ unsigned convert_grid(Kernel kernel, std::size_t n, unsigned chunk) {
 template <class T>
 void copy_aos_to_soa(const T* aos, soa_view<T> soa, cudaStream_t stream = 0) {
   if (soa.empty()) return;
-  const unsigned grid = detail::convert_grid(detail::aos_to_soa_kernel<T>, soa.size(), detail::convert_chunk<T>);
+  const unsigned grid = detail::one_wave_grid(detail::aos_to_soa_kernel<T>, detail::convert_threads,
+                                              (soa.size() + detail::convert_chunk<T> - 1) / detail::convert_chunk<T>);
   detail::aos_to_soa_kernel<T><<<grid, detail::convert_threads, 0, stream>>>(aos, soa);
   throw_on_error(::cudaGetLastError(), "coalesce::copy_aos_to_soa kernel launch");
 }
@@ -129,7 +119,8 @@ void copy_aos_to_soa(const T* aos, soa_view<T> soa, cudaStream_t stream = 0) {
 template <class T>
 void copy_soa_to_aos(soa_view<const T> soa, T* aos, cudaStream_t stream = 0) {
   if (soa.empty()) return;
-  const unsigned grid = detail::convert_grid(detail::soa_to_aos_kernel<T>, soa.size(), detail::convert_chunk<T>);
+  const unsigned grid = detail::one_wave_grid(detail::soa_to_aos_kernel<T>, detail::convert_threads,
+                                              (soa.size() + detail::convert_chunk<T> - 1) / detail::convert_chunk<T>);
   detail::soa_to_aos_kernel<T><<<grid, detail::convert_threads, 0, stream>>>(soa, aos);
   throw_on_error(::cudaGetLastError(), "coalesce::copy_soa_to_aos kernel launch");
 }

@@ -23,15 +23,7 @@ namespace detail {
 // loads in flight each, 0.97-0.98 (32 x 32 tiles: 0.88). Floats element by element top out at
 // 0.85 (64 x 16 threads; float4 loads no better, the textbook [32][33] kernel 0.86-0.89), so they
 // move as 8-byte pairs instead (transpose_pairs_kernel): 0.96.
-template <std::size_t Bytes>
-struct transpose_shape;
-template <>
-struct transpose_shape<4> {
-  static constexpr std::size_t tile = 64;
-  static constexpr unsigned block_rows = 16, batch = 4;
-};
-template <>
-struct transpose_shape<8> {
+struct double_transpose_shape {
   static constexpr std::size_t tile = 64;
   static constexpr unsigned block_rows = 8, batch = 8;
 };
@@ -139,7 +131,7 @@ void transpose(pitched_view<const T> in, pitched_view<T> out, cudaStream_t strea
   if constexpr (sizeof(T) == 4) {
     detail::launch_transpose_pairs(in, out, stream);
   } else {
-    using shape = detail::transpose_shape<sizeof(T)>;
+    using shape = detail::double_transpose_shape;
     detail::launch_transpose<T, shape::tile, shape::block_rows, shape::batch, false>(in, out, stream);
   }
 }

@@ -6,7 +6,8 @@
 #include <coalesce/soa.hpp>
 #include <coalesce/testing/testing.hpp>
 
-#include "coalesce_test.hpp"
+#include "coalesce_device_test.hpp"
+#include "particles.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -14,11 +15,7 @@
 #include <vector>
 
 namespace ct = coalesce::testing;
-
-struct Particle {
-  float x, y, z, vx, vy, vz;
-};
-COALESCE_FIELDS(Particle, x, y, z, vx, vy, vz);
+using coalesce_test::random_particles;
 
 struct Mixed {
   float a;
@@ -33,10 +30,7 @@ struct Mixed {
 
 namespace {
 
-ct::counter_profiler& profiler() {
-  static ct::counter_profiler instance;
-  return instance;
-}
+using coalesce_test::profiler;
 
 struct drift {
   float dt;
@@ -61,12 +55,6 @@ __global__ void drift_one_per_thread(coalesce::soa_view<Particle> p, float dt) {
   if (i < p.size()) drift{dt}(p[i]);
 }
 
-std::vector<Particle> random_particles(std::size_t n) {
-  const auto r = ct::random_values<float>(6 * n);
-  std::vector<Particle> v(n);
-  for (std::size_t i = 0; i < n; ++i) v[i] = {r[6 * i], r[6 * i + 1], r[6 * i + 2], r[6 * i + 3], r[6 * i + 4], r[6 * i + 5]};
-  return v;
-}
 
 std::size_t element_count() { return ct::under_sanitizer() ? (std::size_t(1) << 16) + 3 : (std::size_t(1) << 25) + 3; }
 
@@ -103,8 +91,7 @@ TEST_CASE("for_each on a soa_view updates every element in place, the tail inclu
 
 TEST_CASE("for_each moves 16-byte vectors, stores only changed columns, and reaches 85 percent of cudaMemcpy") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
-  if (ct::under_sanitizer()) COALESCE_SKIP("counters and timings are meaningless under compute-sanitizer");
-  if (!profiler().available()) COALESCE_SKIP("hardware counters unavailable: " + *profiler().unavailable_reason());
+  COALESCE_REQUIRE_COUNTERS(profiler());
   const std::size_t n = element_count() - 3;
   coalesce::soa_vector<Particle> v(random_particles(n));
   const auto view = v.view();

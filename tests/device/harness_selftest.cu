@@ -2,7 +2,7 @@
 // every efficiency assertion in coalesce is wrong.
 #include <coalesce/testing/testing.hpp>
 
-#include "coalesce_test.hpp"
+#include "coalesce_device_test.hpp"
 
 #include <cmath>
 #include <cstring>
@@ -12,16 +12,7 @@ namespace ct = coalesce::testing;
 
 namespace {
 
-ct::counter_profiler& profiler() {
-  static ct::counter_profiler instance;
-  return instance;
-}
-
-#define REQUIRE_COUNTERS()                                                                   \
-  do {                                                                                       \
-    if (ct::under_sanitizer()) COALESCE_SKIP("hardware counters are not read under compute-sanitizer"); \
-    if (!profiler().available()) COALESCE_SKIP("hardware counters unavailable: " + *profiler().unavailable_reason()); \
-  } while (0)
+using coalesce_test::profiler;
 
 template <class T>
 __global__ void copy_one_per_thread(const T* __restrict__ in, T* __restrict__ out, std::size_t n) {
@@ -83,7 +74,7 @@ TEST_CASE("a coalesced float copy measures 4.0 load and store sectors per reques
   launch();
   ct::check_sync();
   REQUIRE(out.download() == in.download());
-  REQUIRE_COUNTERS();
+  COALESCE_REQUIRE_COUNTERS(profiler());
   const auto m = profiler().measure(launch);
   std::printf("coalesced float copy: %.0f load sectors / %.0f requests = %.3f; stores %.3f\n", m.global_load_sectors(),
               m.global_load_requests(), m.load_sectors_per_request(), m.store_sectors_per_request());
@@ -107,7 +98,7 @@ TEST_CASE("a stride-8-float read measures 32 load sectors per request") {
   const auto host_in = in.download();
   const auto host_out = out.download();
   for (std::size_t i = 0; i < n; i += 4097) REQUIRE(host_out[i] == host_in[i * stride]);
-  REQUIRE_COUNTERS();
+  COALESCE_REQUIRE_COUNTERS(profiler());
   const auto m = profiler().measure(launch);
   std::printf("stride-8 float read: %.3f load sectors per request\n", m.load_sectors_per_request());
   REQUIRE(m.load_sectors_per_request() == Approx(32.0));
@@ -140,7 +131,7 @@ TEST_CASE("a float4 copy measures 16 sectors per request and reaches 85 percent 
   std::printf("float4 copy: %.1f GB/s, cudaMemcpy %.1f GB/s, ratio %.3f\n", bw.gigabytes_per_s,
               meter.memcpy_gigabytes_per_s(), bw.ratio_to_memcpy);
   REQUIRE(bw.ratio_to_memcpy >= 0.85);
-  REQUIRE_COUNTERS();
+  COALESCE_REQUIRE_COUNTERS(profiler());
   const auto m = profiler().measure([&] { launch(); });
   std::printf("float4 copy: %.3f load sectors per request\n", m.load_sectors_per_request());
   REQUIRE(m.load_sectors_per_request() == Approx(16.0));
@@ -164,7 +155,7 @@ TEST_CASE("a 32x32 shared transpose conflicts 32 ways unpadded and is conflict-f
   };
   run(transpose_tile<0>);
   run(transpose_tile<1>);
-  REQUIRE_COUNTERS();
+  COALESCE_REQUIRE_COUNTERS(profiler());
   const auto unpadded = profiler().measure([&] { transpose_tile<0><<<grid, block>>>(in.data(), out.data(), n); });
   const auto padded = profiler().measure([&] { transpose_tile<1><<<grid, block>>>(in.data(), out.data(), n); });
   std::printf("transpose [32][32]: %.3f shared wavefronts per load instruction; [32][33]: %.3f\n",

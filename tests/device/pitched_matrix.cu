@@ -5,7 +5,7 @@
 #include <coalesce/pitched_matrix.hpp>
 #include <coalesce/testing/testing.hpp>
 
-#include "coalesce_test.hpp"
+#include "coalesce_device_test.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -34,12 +34,6 @@ ct::counter_profiler& profiler() {
   }());
   return instance;
 }
-
-#define REQUIRE_COUNTERS()                                                                   \
-  do {                                                                                       \
-    if (ct::under_sanitizer()) COALESCE_SKIP("hardware counters are not read under compute-sanitizer"); \
-    if (!profiler().available()) COALESCE_SKIP("hardware counters unavailable: " + *profiler().unavailable_reason()); \
-  } while (0)
 
 std::vector<float> iota_floats(std::size_t n) {
   std::vector<float> v(n);
@@ -269,7 +263,7 @@ TEST_CASE("rows of 1000 floats: pitched reads take one line per request, dense r
   const auto result = out.to_vector();
   for (std::size_t i = 0; i < result.size(); i += 997) REQUIRE(result[i] == 4.0f);
 
-  REQUIRE_COUNTERS();
+  COALESCE_REQUIRE_COUNTERS(profiler());
   const auto p = profiler().measure(pitched);
   const auto d = profiler().measure(dense);
   const auto o = profiler().measure(odd);

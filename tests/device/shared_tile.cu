@@ -6,7 +6,7 @@
 #include <coalesce/testing/testing.hpp>
 #include <coalesce/transpose.hpp>
 
-#include "coalesce_test.hpp"
+#include "coalesce_device_test.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -19,16 +19,7 @@ using coalesce::pitched_view;
 
 namespace {
 
-ct::counter_profiler& profiler() {
-  static ct::counter_profiler instance;
-  return instance;
-}
-
-#define REQUIRE_COUNTERS()                                                                   \
-  do {                                                                                       \
-    if (ct::under_sanitizer()) COALESCE_SKIP("hardware counters are not read under compute-sanitizer"); \
-    if (!profiler().available()) COALESCE_SKIP("hardware counters unavailable: " + *profiler().unavailable_reason()); \
-  } while (0)
+using coalesce_test::profiler;
 
 template <class T>
 __device__ T make_value(unsigned seed) {
@@ -144,7 +135,7 @@ TEST_CASE("shared wavefronts per instruction match every layout's certificate wi
   check_all_policies<float>("4 B (float)");
   check_all_policies<double>("8 B (double)");
   check_all_policies<int4>("16 B (int4)");
-  REQUIRE_COUNTERS();
+  COALESCE_REQUIRE_COUNTERS(profiler());
 }
 
 TEST_CASE("cooperative tile loads and stores copy blocks exactly and clip at the edges") {
@@ -210,7 +201,7 @@ TEST_CASE("transpose is exact for floats and doubles of any shape") {
 
 TEST_CASE("transpose reads and writes ideal sectors, conflict-free, and reaches 85 percent of cudaMemcpy") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
-  REQUIRE_COUNTERS();
+  COALESCE_REQUIRE_COUNTERS(profiler());
   const ct::bandwidth_meter meter;
   std::printf("\ntranspose (cudaMemcpy d2d %.0f GB/s):\n", meter.memcpy_gigabytes_per_s());
   auto run = [&](auto element, std::size_t n) {

@@ -15,7 +15,8 @@
 #include <thrust/sort.h>
 #include <thrust/transform.h>
 
-#include "coalesce_test.hpp"
+#include "coalesce_device_test.hpp"
+#include "particles.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -24,12 +25,9 @@
 #include <vector>
 
 namespace ct = coalesce::testing;
+using coalesce_test::random_particles;
+using coalesce_test::same;
 using coalesce::soa_view;
-
-struct Particle {
-  float x, y, z, vx, vy, vz;
-};
-COALESCE_FIELDS(Particle, x, y, z, vx, vy, vz);
 
 struct Vec3 {
   float x, y, z;
@@ -37,16 +35,7 @@ struct Vec3 {
 
 namespace {
 
-ct::counter_profiler& profiler() {
-  static ct::counter_profiler instance;
-  return instance;
-}
-
-#define REQUIRE_COUNTERS()                                                                   \
-  do {                                                                                       \
-    if (ct::under_sanitizer()) COALESCE_SKIP("hardware counters are not read under compute-sanitizer"); \
-    if (!profiler().available()) COALESCE_SKIP("hardware counters unavailable: " + *profiler().unavailable_reason()); \
-  } while (0)
+using coalesce_test::profiler;
 
 // The user's kernel, written once against an array of structs.
 template <class Particles>
@@ -106,18 +95,9 @@ struct drift {
   __device__ void operator()(coalesce::soa_reference_t<Particle> p) const { p.x += p.vx * dt; }
 };
 
-std::vector<Particle> random_particles(std::size_t n) {
-  const auto r = ct::random_values<float>(6 * n);
-  std::vector<Particle> v(n);
-  for (std::size_t i = 0; i < n; ++i) v[i] = {r[6 * i], r[6 * i + 1], r[6 * i + 2], r[6 * i + 3] - 0.5f, r[6 * i + 4], r[6 * i + 5]};
-  return v;
-}
 
 unsigned blocks_for(std::size_t n) { return unsigned((n + 255) / 256); }
 
-bool same(const Particle& a, const Particle& b) {
-  return a.x == b.x && a.y == b.y && a.z == b.z && a.vx == b.vx && a.vy == b.vy && a.vz == b.vz;
-}
 
 std::size_t particle_count() { return ct::under_sanitizer() ? std::size_t(1) << 16 : std::size_t(1) << 25; }
 
@@ -164,7 +144,7 @@ TEST_CASE("the SoA particle update reads and writes 4 sectors per request at the
   library(0);
   raw(0);
   ct::check_sync();
-  REQUIRE_COUNTERS();
+  COALESCE_REQUIRE_COUNTERS(profiler());
   const auto m = profiler().measure([&] { library(0); });
   const auto m_aos = profiler().measure([&] { aos_launch(0); });
   std::printf("\nparticle update: load/store sectors per request, soa_view %.2f / %.2f, Particle* %.2f / %.2f\n",
@@ -208,7 +188,7 @@ TEST_CASE("reading one field of Vec3 through a soa_view moves a third of the AoS
   run_soa();
   ct::check_sync();
   REQUIRE(out_aos.download() == out_soa.download());
-  REQUIRE_COUNTERS();
+  COALESCE_REQUIRE_COUNTERS(profiler());
   const auto a = profiler().measure(run_aos);
   const auto s = profiler().measure(run_soa);
   const double ratio = a.dram_bytes_read() / s.dram_bytes_read();

@@ -3,6 +3,7 @@
 #include <coalesce/pitched_matrix.hpp>
 
 #include "coalesce_test.hpp"
+#include "flaky_resource.hpp"
 
 #include <cstdint>
 #include <new>
@@ -24,27 +25,6 @@ struct twelve_bytes {
   float a, b, c;
 };
 static_assert(sizeof(twelve_bytes) == 12);
-
-// A host resource that counts what is outstanding and can be told to fail the next allocation.
-struct counting_resource {
-  using memory_space = host_space;
-  static inline long outstanding_allocations = 0;
-  static inline bool fail_next = false;
-
-  void* allocate(std::size_t bytes) {
-    if (fail_next) {
-      fail_next = false;
-      throw std::bad_alloc();
-    }
-    ++outstanding_allocations;
-    return coalesce::host_resource().allocate(bytes);
-  }
-  void deallocate(void* p, std::size_t bytes) noexcept {
-    --outstanding_allocations;
-    coalesce::host_resource().deallocate(p, bytes);
-  }
-  cudaStream_t stream() const noexcept { return cudaStream_t{}; }
-};
 
 // A resource that hands out 16-byte-aligned addresses, breaking coalesce's 256-byte contract.
 struct misaligned_resource {
@@ -246,19 +226,19 @@ TEST_CASE("a mismatched copy says which shapes differ and changes nothing") {
 }
 
 TEST_CASE("a failed allocation leaves the matrix unchanged and leaks nothing") {
-  using counted = pitched_matrix<int, host_space, coalesce::line_aligned_rows, counting_resource>;
+  using counted = pitched_matrix<int, host_space, coalesce::line_aligned_rows, coalesce_test::flaky_host_resource>;
   {
     counted m(iota_vector(12), 3, 4);
-    REQUIRE(counting_resource::outstanding_allocations == 1);
-    counting_resource::fail_next = true;
+    REQUIRE(coalesce_test::flaky_host_resource::outstanding == 1);
+    coalesce_test::flaky_host_resource::fail_next = true;
     REQUIRE_THROWS_AS(m.resize(100, 100), std::bad_alloc);
     REQUIRE(m.rows() == 3);
     REQUIRE(m.to_vector() == iota_vector(12));
-    counting_resource::fail_next = true;
+    coalesce_test::flaky_host_resource::fail_next = true;
     REQUIRE_THROWS_AS(counted(2, 2), std::bad_alloc);
   }
-  REQUIRE_FALSE(counting_resource::fail_next);
-  REQUIRE(counting_resource::outstanding_allocations == 0);
+  REQUIRE_FALSE(coalesce_test::flaky_host_resource::fail_next);
+  REQUIRE(coalesce_test::flaky_host_resource::outstanding == 0);
 }
 
 TEST_CASE("a resource that breaks the 256-byte alignment contract is refused without a leak") {

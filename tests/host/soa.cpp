@@ -4,6 +4,7 @@
 #include <coalesce/soa_span.hpp>
 
 #include "coalesce_test.hpp"
+#include "flaky_resource.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -65,26 +66,6 @@ std::vector<Particle> some_particles(std::size_t n) {
   }
   return v;
 }
-
-// A host resource that can be told to fail its next allocation, and counts what is outstanding.
-struct flaky_resource {
-  using memory_space = host_space;
-  static inline long outstanding = 0;
-  static inline bool fail_next = false;
-  void* allocate(std::size_t bytes) {
-    if (fail_next) {
-      fail_next = false;
-      throw std::bad_alloc();
-    }
-    ++outstanding;
-    return coalesce::host_resource().allocate(bytes);
-  }
-  void deallocate(void* p, std::size_t bytes) noexcept {
-    --outstanding;
-    coalesce::host_resource().deallocate(p, bytes);
-  }
-  cudaStream_t stream() const noexcept { return cudaStream_t{}; }
-};
 
 }  // namespace
 
@@ -229,20 +210,20 @@ TEST_CASE("a size whose bytes overflow size_t is a length_error") {
 }
 
 TEST_CASE("a failed allocation leaves the vector unchanged and leaks nothing") {
-  using flaky = soa_vector<Particle, host_space, flaky_resource>;
+  using flaky = soa_vector<Particle, host_space, coalesce_test::flaky_host_resource>;
   {
     flaky v(some_particles(20));
-    REQUIRE(flaky_resource::outstanding == 1);
-    flaky_resource::fail_next = true;
+    REQUIRE(coalesce_test::flaky_host_resource::outstanding == 1);
+    coalesce_test::flaky_host_resource::fail_next = true;
     REQUIRE_THROWS_AS(v.reserve(10000), std::bad_alloc);
     REQUIRE(v.size() == 20);
     REQUIRE(v.capacity() == 20);
     REQUIRE(v.to_vector()[19].y == 38.0f);
-    flaky_resource::fail_next = true;
+    coalesce_test::flaky_host_resource::fail_next = true;
     REQUIRE_THROWS_AS(v.push_back(Particle{}), std::bad_alloc);
     REQUIRE(v.size() == 20);
   }
-  REQUIRE(flaky_resource::outstanding == 0);
+  REQUIRE(coalesce_test::flaky_host_resource::outstanding == 0);
 }
 
 TEST_CASE("views are trivially copyable and carry one pointer per field") {
