@@ -585,7 +585,7 @@ class soa_vector {
 // column of a soa_view<Type>. Use it at namespace scope, in Type's namespace, with Type's
 // unqualified name:
 //   struct Particle { float x, y, z, vx, vy, vz; };
-//   COALESCE_FIELDS(Particle, x, y, z, vx, vy, vz)
+//   COALESCE_FIELDS(Particle, x, y, z, vx, vy, vz);
 #define COALESCE_FIELDS(Type, ...)                                                                              \
   template <class Qualified>                                                                                    \
   struct coalesce_detail_reference_##Type                                                                      \
