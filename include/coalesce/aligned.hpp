@@ -1,0 +1,150 @@
+// coalesce: a pointer that carries its alignment in its type. aligned_ptr<float, 16> promises
+// 16-byte alignment, so load<4>(i) is one 16-byte access (a float4) without casts, the compiler
+// may assume the alignment (__builtin_assume_aligned), and the same promise becomes a
+// cuda::std::aligned_accessor for mdspan. load_read_only<N>(i) reads through the non-coherent
+// path (LDG.E.CONSTANT), for data no thread writes during the kernel. Host-capable.
+#pragma once
+
+#include <coalesce/config.hpp>
+#include <coalesce/memory.hpp>
+
+#include <cuda/std/mdspan>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+namespace coalesce {
+
+// N elements of T moved as one access of N * sizeof(T) bytes (at most 16, a power of two).
+template <class T, std::size_t N>
+struct alignas(N * sizeof(T)) vec {
+  static_assert(detail::is_power_of_two(N * sizeof(T)) && N * sizeof(T) <= 16,
+                "coalesce::vec<T, N>: N * sizeof(T) must be 1, 2, 4, 8 or 16 bytes (one memory access)");
+  T value[N];
+  COALESCE_HOST_DEVICE constexpr T& operator[](std::size_t i) { return value[i]; }
+  COALESCE_HOST_DEVICE constexpr const T& operator[](std::size_t i) const { return value[i]; }
+};
+
+namespace detail {
+
+// The builtin type __ldg reads for a Bytes-byte access.
+template <std::size_t Bytes>
+struct read_only_word;
+template <>
+struct read_only_word<1> {
+  using type = unsigned char;
+};
+template <>
+struct read_only_word<2> {
+  using type = unsigned short;
+};
+template <>
+struct read_only_word<4> {
+  using type = unsigned int;
+};
+template <>
+struct read_only_word<8> {
+  using type = unsigned long long;
+};
+#if COALESCE_CUDA_COMPILER
+template <>
+struct read_only_word<16> {
+  using type = uint4;
+};
+#endif
+
+}  // namespace detail
+
+template <class T, std::size_t Alignment = alignof(T)>
+class aligned_ptr {
+  static_assert(detail::is_power_of_two(Alignment) && Alignment >= alignof(T),
+                "coalesce::aligned_ptr<T, Alignment>: Alignment must be a power of two no smaller than alignof(T)");
+
+ public:
+  using element_type = T;
+  using value_type = std::remove_cv_t<T>;
+  static constexpr std::size_t alignment = Alignment;
+  // The mdspan accessor that makes the same promise.
+  using accessor_type = cuda::std::aligned_accessor<T, Alignment>;
+
+  aligned_ptr() = default;
+  // Precondition: p is a multiple of Alignment (checked under COALESCE_DEBUG; make_aligned checks
+  // always, on the host).
+  COALESCE_HOST_DEVICE explicit aligned_ptr(T* p) noexcept : p_(p) {
+    COALESCE_ASSERT(reinterpret_cast<std::uintptr_t>(p) % Alignment == 0,
+                    "coalesce::aligned_ptr: the pointer is less aligned than its type says");
+  }
+  // From a pointer with at least this alignment, or to a pointer to const.
+  template <class U, std::size_t A,
+            std::enable_if_t<std::is_convertible_v<U (*)[], T (*)[]> && (A >= Alignment), int> = 0>
+  COALESCE_HOST_DEVICE aligned_ptr(const aligned_ptr<U, A>& other) noexcept : p_(other.get()) {}
+
+  COALESCE_HOST_DEVICE T* get() const noexcept { return static_cast<T*>(__builtin_assume_aligned(p_, Alignment)); }
+  COALESCE_HOST_DEVICE T& operator*() const noexcept { return *get(); }
+  COALESCE_HOST_DEVICE T& operator[](std::size_t i) const noexcept { return get()[i]; }
+  COALESCE_HOST_DEVICE explicit operator bool() const noexcept { return p_ != nullptr; }
+
+  // Elements [i, i + N) as one access. Precondition: i is a multiple of N (checked under
+  // COALESCE_DEBUG); N * sizeof(T) <= Alignment is checked at compile time.
+  template <std::size_t N>
+  COALESCE_HOST_DEVICE vec<value_type, N> load(std::size_t i) const noexcept {
+    check_vector<N>(i);
+    return *reinterpret_cast<const vec<value_type, N>*>(get() + i);
+  }
+  template <std::size_t N, class U = T, std::enable_if_t<!std::is_const_v<U>, int> = 0>
+  COALESCE_HOST_DEVICE void store(std::size_t i, const vec<value_type, N>& v) const noexcept {
+    check_vector<N>(i);
+    *reinterpret_cast<vec<value_type, N>*>(get() + i) = v;
+  }
+  // The same as load, through the read-only data path on the device (no thread may write these
+  // elements while the kernel runs); a plain load on the host.
+  template <std::size_t N>
+  COALESCE_HOST_DEVICE vec<value_type, N> load_read_only(std::size_t i) const noexcept {
+    check_vector<N>(i);
+#if COALESCE_DEVICE_PASS
+    using word = typename detail::read_only_word<N * sizeof(T)>::type;
+    const word bits = __ldg(reinterpret_cast<const word*>(get() + i));
+    vec<value_type, N> v;
+    std::memcpy(&v, &bits, sizeof v);
+    return v;
+#else
+    return load<N>(i);
+#endif
+  }
+
+ private:
+  template <std::size_t N>
+  COALESCE_HOST_DEVICE static void check_vector(std::size_t i) noexcept {
+    static_assert(N * sizeof(T) <= Alignment,
+                  "coalesce::aligned_ptr::load<N>: N elements are wider than the pointer's alignment promises");
+    COALESCE_ASSERT(i % N == 0, "coalesce::aligned_ptr: a vector access must start at a multiple of N");
+    (void)i;
+  }
+
+  T* p_ = nullptr;
+};
+
+// `p` as an aligned_ptr, after checking the promise: throws std::invalid_argument when p is not
+// a multiple of Alignment. For pointers of unknown origin, on the host.
+template <std::size_t Alignment, class T>
+aligned_ptr<T, Alignment> make_aligned(T* p) {
+  if (reinterpret_cast<std::uintptr_t>(p) % Alignment != 0)
+    throw std::invalid_argument("coalesce::make_aligned<" + std::to_string(Alignment) +
+                                ">: the pointer is not aligned to " + std::to_string(Alignment) + " bytes");
+  return aligned_ptr<T, Alignment>(p);
+}
+
+// A row-major mdspan over `p` whose accessor keeps the alignment promise
+// (cuda::std::aligned_accessor).
+template <class T, std::size_t A, class... Extents>
+COALESCE_HOST_DEVICE auto to_mdspan(aligned_ptr<T, A> p, Extents... extents) {
+  using extents_type = cuda::std::dextents<std::size_t, sizeof...(Extents)>;
+  return cuda::std::mdspan<T, extents_type, cuda::std::layout_right, cuda::std::aligned_accessor<T, A>>(
+      p.get(), extents_type(static_cast<std::size_t>(extents)...));
+}
+
+}  // namespace coalesce
