@@ -141,7 +141,10 @@ constexpr cudaMemcpyKind copy_kind() {
 }
 
 // Copies `rows` rows of `row_bytes` bytes between pitched buffers, ordered on `stream`. A copy
-// between two host buffers is plain memcpy and needs no CUDA runtime at all.
+// between two host buffers is plain memcpy and needs no CUDA runtime at all. A copy from pageable
+// host memory (a local, a std::vector) returns only once the source has been staged, so the
+// caller may release the source at once without synchronizing (CUDA runtime API, "API
+// synchronization behavior"); the fills of pitched_matrix and soa_vector rely on this.
 template <class DstSpace, class SrcSpace>
 void copy_rows(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch, std::size_t row_bytes,
                std::size_t rows, cudaStream_t stream) {

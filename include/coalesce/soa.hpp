@@ -570,8 +570,6 @@ class soa_vector {
       const std::size_t n = done < count - done ? done : count - done;
       detail::copy_rows<Space, Space>(first + done, 0, first, 0, n * sizeof(F), 1, stream());
     }
-    // The host value is a local: make sure a device copy has read it before returning.
-    if constexpr (std::is_same_v<Space, device_space>) detail::wait_for<Space>(stream());
   }
 
   detail::owned_bytes<Resource> storage_;
