@@ -4,15 +4,21 @@
 #pragma once
 
 #include <coalesce/config.hpp>
+#include <coalesce/detail/chunk_walk.hpp>
 #include <coalesce/detail/launch.hpp>
+#include <coalesce/detail/staged_walk.hpp>
 #include <coalesce/error.hpp>
 #include <coalesce/pitched_matrix.hpp>
 #include <coalesce/soa.hpp>
 
+#include <cuda/std/span>
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
 #include <stdexcept>
+#include <string>
+#include <tuple>
+#include <type_traits>
 
 namespace coalesce {
 
@@ -81,124 +87,302 @@ void for_each_index(pitched_view<T> view, F f, cudaStream_t stream = 0) {
   detail::launch_row_walk(view, f, default_row_walk(view.cols()), stream);
 }
 
-// Calls f(element) on the device for every element of `view` (f may modify it), with the same
-// walk as for_each_index.
-template <class T, class F>
-void for_each(pitched_view<T> view, F f, cudaStream_t stream = 0) {
-  detail::launch_row_walk(view, detail::apply_to_element<T, F>{view, f}, default_row_walk(view.cols()), stream);
-}
 
-// --- soa_view ---------------------------------------------------------------------------------
+// --- columns: what for_each and transform walk ------------------------------------------------
 
 namespace detail {
 
-// Elements a thread takes at once from a soa_view: 4, so a float column moves as one 16-byte
-// vector per thread (a double column as two, a short column as one 8-byte access).
-inline constexpr unsigned soa_elements_per_thread = 4;
+// The columns of a soa_view<T> (T or const T), loaded chunk by chunk into registers.
+template <class T>
+struct soa_columns {
+  using value_type = std::remove_const_t<T>;
+  static constexpr std::size_t fields = field_count_v<value_type>;
+  using field_indices = std::make_index_sequence<fields>;
 
-template <class F, unsigned N>
-struct alignas(sizeof(F) * N <= 16 ? sizeof(F) * N : 16) column_chunk {
-  F value[N];
+  template <std::size_t... I>
+  static constexpr std::size_t widest_field(std::index_sequence<I...>) {
+    std::size_t widest = 0;
+    ((widest = sizeof(field_type_t<value_type, I>) > widest ? sizeof(field_type_t<value_type, I>) : widest), ...);
+    return widest;
+  }
+  template <std::size_t... I>
+  static constexpr unsigned fewest_chunk_elements(std::index_sequence<I...>) {
+    unsigned n = 16;
+    ((n = chunk_elements_for(sizeof(field_type_t<value_type, I>)) < n ? chunk_elements_for(sizeof(field_type_t<value_type, I>)) : n), ...);
+    return n;
+  }
+  // 16-byte accesses to the widest column (a float column moves 4 elements a chunk, a double
+  // column 2); narrower columns move fewer bytes per access, still one contiguous span per warp.
+  static constexpr unsigned chunk_elements = fewest_chunk_elements(field_indices{});
+  static constexpr std::size_t element_bytes = sizeof(value_type);
+
+  soa_view<T> view;
+
+  template <unsigned N, bool ReadOnly>
+  COALESCE_DEVICE COALESCE_FORCEINLINE void load(grid_position p, value_type (&out)[N]) const {
+    load_fields<N, ReadOnly>(p.col, out, field_indices{});
+  }
+  template <unsigned N>
+  COALESCE_DEVICE COALESCE_FORCEINLINE void store(grid_position p, const value_type (&in)[N]) const {
+    store_fields<N, false>(p.col, in, in, field_indices{});
+  }
+  // Stores only the columns whose bits changed: a column f only read is never written.
+  template <unsigned N>
+  COALESCE_DEVICE COALESCE_FORCEINLINE void store_changed(grid_position p, const value_type (&before)[N],
+                                                          const value_type (&after)[N]) const {
+    store_fields<N, true>(p.col, before, after, field_indices{});
+  }
+
+  // What f receives for an element in registers: the type view[i] has, so a functor written for
+  // view[i] (p.x += p.vx * dt) works unchanged.
+  COALESCE_DEVICE COALESCE_FORCEINLINE static soa_reference_t<value_type> element(value_type& v) {
+    return reference_to(v, field_indices{});
+  }
+  COALESCE_DEVICE COALESCE_FORCEINLINE static soa_reference_t<const value_type> element(const value_type& v) {
+    return reference_to(v, field_indices{});
+  }
+  COALESCE_DEVICE COALESCE_FORCEINLINE soa_reference_t<T> element_at(grid_position p) const { return view[p.col]; }
+
+  // Host side: chunks of N must start at the same element in every column.
+  template <unsigned N>
+  std::size_t head() const {
+    return aligning_head<field_type_t<value_type, 0>, N>(view.columns()[0]);
+  }
+  template <unsigned N>
+  bool aligned_at(std::size_t head, std::size_t) const {
+    return aligned_fields<N>(head, field_indices{});
+  }
+  template <class Visit>
+  void visit_ranges(std::size_t, std::size_t cols, Visit&& visit) const {
+    visit_fields(cols, visit, field_indices{});
+  }
+
+ private:
+  template <class Q, std::size_t... I>
+  COALESCE_DEVICE COALESCE_FORCEINLINE static soa_reference_t<Q> reference_to(Q& element, std::index_sequence<I...>) {
+    auto fields = tie_fields(element);
+    if constexpr (has_named_fields<value_type>::value) {
+      return soa_reference_t<Q>{{}, get_leaf<I>(fields)...};
+    } else {
+      return soa_reference_t<Q>(fields);
+    }
+  }
+
+  template <unsigned N, bool ReadOnly, std::size_t... I>
+  COALESCE_DEVICE COALESCE_FORCEINLINE void load_fields(std::size_t first, value_type (&out)[N],
+                                                        std::index_sequence<I...>) const {
+    (
+        [&] {
+          using F = field_type_t<value_type, I>;
+          const auto chunk =
+              load_chunk<ReadOnly>(reinterpret_cast<const column_chunk<F, N>*>(view.template column<I>() + first));
+#pragma unroll
+          for (unsigned k = 0; k < N; ++k) get_leaf<I>(tie_fields(out[k])) = chunk.value[k];
+        }(),
+        ...);
+  }
+
+  template <unsigned N, bool OnlyChanged, std::size_t... I>
+  COALESCE_DEVICE COALESCE_FORCEINLINE void store_fields(std::size_t first, const value_type (&before)[N],
+                                                         const value_type (&after)[N], std::index_sequence<I...>) const {
+    (
+        [&] {
+          using F = field_type_t<value_type, I>;
+          column_chunk<F, N> old_chunk, new_chunk;
+#pragma unroll
+          for (unsigned k = 0; k < N; ++k) {
+            old_chunk.value[k] = get_leaf<I>(tie_fields(before[k]));
+            new_chunk.value[k] = get_leaf<I>(tie_fields(after[k]));
+          }
+          if (!OnlyChanged || !same_bits(old_chunk, new_chunk))
+            *reinterpret_cast<column_chunk<F, N>*>(view.template column<I>() + first) = new_chunk;
+        }(),
+        ...);
+  }
+
+  template <unsigned N, std::size_t... I>
+  bool aligned_fields(std::size_t head, std::index_sequence<I...>) const {
+    return (chunks_aligned<field_type_t<value_type, I>, N>(view.columns()[I], head, 1, 0) && ...);
+  }
+  template <class Visit, std::size_t... I>
+  void visit_fields(std::size_t cols, Visit& visit, std::index_sequence<I...>) const {
+    if (cols == 0) return;
+    (visit(static_cast<const void*>(view.template column<I>()), static_cast<const void*>(view.template column<I>() + cols)),
+     ...);
+  }
 };
 
-template <class F, unsigned N>
-COALESCE_DEVICE COALESCE_FORCEINLINE bool same_bits(const F (&a)[N], const F (&b)[N]) {
-  const auto* x = reinterpret_cast<const unsigned char*>(a);
-  const auto* y = reinterpret_cast<const unsigned char*>(b);
-  bool same = true;
-#pragma unroll
-  for (unsigned i = 0; i < sizeof(F) * N; ++i) same = same && x[i] == y[i];
-  return same;
-}
-
-// The proxy f receives for an element held in registers: the same type view[i] has, so a functor
-// written for view[i] (p.x += p.vx * dt) works unchanged.
-template <class T, std::size_t... I>
-COALESCE_DEVICE COALESCE_FORCEINLINE soa_reference_t<T> register_reference(T& element, std::index_sequence<I...>) {
-  auto fields = tie_fields(element);
-  if constexpr (has_named_fields<T>::value) {
-    return soa_reference_t<T>{{}, get_leaf<I>(fields)...};
-  } else {
-    return soa_reference_t<T>(fields);
+// The columns and the shape of the walk over each kind of view.
+template <class T>
+struct walk_of {
+  static constexpr bool supported = false;
+  static constexpr bool is_contiguous_range = false;
+};
+template <class T>
+struct walk_of<soa_view<T>> {
+  static constexpr bool supported = true;
+  static constexpr bool is_contiguous_range = false;
+  static soa_columns<T> columns(const soa_view<T>& v) { return {v}; }
+  static std::size_t rows(const soa_view<T>&) { return 1; }
+  static std::size_t cols(const soa_view<T>& v) { return v.size(); }
+};
+template <class T, std::size_t Extent>
+struct walk_of<cuda::std::span<T, Extent>> {
+  static constexpr bool supported = true;
+  static constexpr bool is_contiguous_range = true;
+  static strided_column<T> columns(const cuda::std::span<T, Extent>& s) { return {s.data(), 0}; }
+  static std::size_t rows(const cuda::std::span<T, Extent>&) { return 1; }
+  static std::size_t cols(const cuda::std::span<T, Extent>& s) { return s.size(); }
+};
+template <class T>
+struct walk_of<pitched_view<T>> {
+  static constexpr bool supported = true;
+  static constexpr bool is_contiguous_range = false;
+  static strided_column<T> columns(const pitched_view<T>& v) {
+    if (!v.is_mdspan_compatible())
+      throw std::invalid_argument("coalesce::for_each/transform: a pitched_view's pitch (" + std::to_string(v.pitch_bytes()) +
+                                  " bytes) must be a multiple of the element size");
+    return {v.data(), v.pitch_bytes() / sizeof(T)};
   }
-}
+  static std::size_t rows(const pitched_view<T>& v) { return v.rows(); }
+  static std::size_t cols(const pitched_view<T>& v) { return v.cols(); }
+};
 
-// Loads chunk `c` of every column into `elements`, column by column, as vectors.
-template <class T, unsigned N, std::size_t... I>
-COALESCE_DEVICE COALESCE_FORCEINLINE void load_chunk(const soa_view<T>& view, std::size_t first, T (&elements)[N],
-                                                     std::index_sequence<I...>) {
-  (
-      [&] {
-        using F = field_type_t<T, I>;
-        const auto chunk = *reinterpret_cast<const column_chunk<F, N>*>(view.template column<I>() + first);
-#pragma unroll
-        for (unsigned k = 0; k < N; ++k) get_leaf<I>(tie_fields(elements[k])) = chunk.value[k];
-      }(),
-      ...);
-}
+template <class View>
+inline constexpr bool is_walkable_v = walk_of<View>::supported;
 
-// Stores back the columns whose values f changed; a column f only read is never written.
-template <class T, unsigned N, std::size_t... I>
-COALESCE_DEVICE COALESCE_FORCEINLINE void store_changed(const soa_view<T>& view, std::size_t first,
-                                                        const T (&before)[N], const T (&after)[N],
-                                                        std::index_sequence<I...>) {
-  (
-      [&] {
-        using F = field_type_t<T, I>;
-        F old_values[N], new_values[N];
-#pragma unroll
-        for (unsigned k = 0; k < N; ++k) {
-          old_values[k] = get_leaf<I>(tie_fields(before[k]));
-          new_values[k] = get_leaf<I>(tie_fields(after[k]));
-        }
-        if (!same_bits(old_values, new_values)) {
-          column_chunk<F, N> chunk;
-#pragma unroll
-          for (unsigned k = 0; k < N; ++k) chunk.value[k] = new_values[k];
-          *reinterpret_cast<column_chunk<F, N>*>(view.template column<I>() + first) = chunk;
-        }
-      }(),
-      ...);
-}
+template <class T>
+soa_view<const T> as_const_view(const soa_view<T>& v) { return v; }
+template <class T>
+pitched_view<const T> as_const_view(const pitched_view<T>& v) { return v; }
+template <class T, std::size_t Extent>
+cuda::std::span<const T, Extent> as_const_view(const cuda::std::span<T, Extent>& v) { return v; }
 
-template <class T, class F>
-__global__ void soa_for_each_kernel(soa_view<T> view, F f) {
-  constexpr unsigned N = soa_elements_per_thread;
-  constexpr auto fields = std::make_index_sequence<field_count_v<T>>{};
-  const std::size_t n = view.size(), whole = n / N;
-  const std::size_t step = std::size_t(gridDim.x) * blockDim.x;
-  for (std::size_t c = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; c < whole; c += step) {
-    T before[N], after[N];
-    load_chunk(view, c * N, before, fields);
-#pragma unroll
-    for (unsigned k = 0; k < N; ++k) {
-      after[k] = before[k];
-      f(register_reference(after[k], fields));
+// Walks `columns` with chunks of N where every column allows it, and one element at a time
+// (still coalesced, no vectors) where a column's alignment does not.
+template <unsigned N, class Work, class... Columns>
+void launch_columns(std::size_t rows, std::size_t cols, const Work& work, cudaStream_t stream, const char* what,
+                    const Columns&... columns) {
+  constexpr std::size_t bytes_per_element = (Columns::element_bytes + ...);
+  if constexpr (N > 1) {
+    const std::size_t head = std::get<0>(std::forward_as_tuple(columns...)).template head<N>();
+    if (head < N && (columns.template aligned_at<N>(head, rows) && ...)) {
+      chunk_grid grid{rows, cols, head < cols ? head : cols, N};
+      launch_chunk_walk<N, chunks_per_thread_for(N * bytes_per_element)>(grid, work, stream, what);
+      return;
     }
-    store_changed(view, c * N, before, after, fields);
   }
-  // The last n % N elements, one per thread, in place.
-  const std::size_t tail = whole * N + std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (tail < n) f(view[tail]);
+  launch_chunk_walk<1, chunks_per_thread_for(bytes_per_element)>(chunk_grid{rows, cols, 0, 1}, work, stream, what);
+}
+
+template <class Columns, class F>
+void update_columns(const Columns& columns, std::size_t rows, std::size_t cols, const F& f, cudaStream_t stream) {
+  launch_columns<Columns::chunk_elements>(rows, cols, update_in_place<Columns, F>{columns, f}, stream,
+                                          "coalesce::for_each kernel launch", columns);
+}
+
+template <class In, class Out, class F>
+void map_columns_into(const In& in, const Out& out, std::size_t rows, std::size_t cols, const F& f, cudaStream_t stream) {
+  constexpr unsigned n = In::chunk_elements < Out::chunk_elements ? In::chunk_elements : Out::chunk_elements;
+  constexpr const char* what = "coalesce::transform kernel launch";
+  if (columns_overlap(in, out, rows, cols))
+    launch_columns<n>(rows, cols, map_columns<In, Out, F, false>{in, out, f}, stream, what, in, out);
+  else
+    launch_columns<n>(rows, cols, map_columns<In, Out, F, true>{in, out, f}, stream, what, in, out);
+}
+
+template <class F>
+__global__ void for_each_position_kernel(std::size_t n, F f) {
+  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
+    f(i);
 }
 
 }  // namespace detail
 
-// Calls f(view[i]) on the device for every element, asynchronously on `stream`; f may modify the
-// element through the reference it receives (p.x += p.vx * dt). Each thread moves four elements
-// of every column as one vector per column, and stores back only the columns whose values f
-// changed, so an in-place update of 3 of 6 columns writes 3. Columns are 256-byte aligned in a
-// soa_vector; a view of other memory must have 16-byte-aligned columns.
+// --- for_each --------------------------------------------------------------------------------
+
+// Calls f(element) on the device once for every element of `view`, asynchronously on `stream`;
+// f may modify the element through the reference it receives. `view` is a soa_view (f gets the
+// named-field proxy: p.x += p.vx * dt is the whole user code), a pitched_view or a
+// cuda::std::span of device memory.
+//
+// Each thread loads 16-byte vectors of every column (4 floats, 2 doubles) and f runs on copies in
+// registers; a column is stored back only where f changed its bits, so an in-place update of 3 of
+// 6 columns writes 3, and a read-only f writes nothing. Columns that are not vector-aligned at the
+// same element (a view of other memory) fall back to one coalesced element per thread.
 // Throws coalesce::cuda_error if the launch fails.
+template <class View, class F, std::enable_if_t<detail::is_walkable_v<View>, int> = 0>
+void for_each(View view, F f, cudaStream_t stream = 0) {
+  using walk = detail::walk_of<View>;
+  static_assert(!std::is_const_v<typename View::element_type>,
+                "coalesce::for_each: the view must be writable (soa_view<T>, not soa_view<const T>)");
+  if (walk::rows(view) == 0 || walk::cols(view) == 0) return;
+  using columns_type = decltype(walk::columns(view));
+  if constexpr (walk::is_contiguous_range && columns_type::chunk_elements == 1 &&
+                sizeof(typename View::element_type) > 1) {
+    // Structs whose size is not a power of two: staged through shared memory.
+    detail::launch_staged_for_each(view.data(), view.size(), f, stream);
+  } else {
+    detail::update_columns(walk::columns(view), walk::rows(view), walk::cols(view), f, stream);
+  }
+}
+
+// for_each over `size` elements at `data` (device memory), for arrays of structs the program
+// cannot re-lay out: a block copies a run of structs into shared memory with 16-byte loads, each
+// thread runs f on its structs there, and the run is written back with 16-byte stores (only if f
+// changed something). Arrays of 1, 2, 4, 8 or 16-byte elements move as 16-byte vectors directly.
 template <class T, class F>
-void for_each(soa_view<T> view, F f, cudaStream_t stream = 0) {
-  static_assert(!std::is_const_v<T>, "coalesce::for_each: the view must be writable (soa_view<T>, not soa_view<const T>)");
-  if (view.empty()) return;
+void for_each(T* data, std::size_t size, F f, cudaStream_t stream = 0) {
+  static_assert(!std::is_const_v<T>, "coalesce::for_each: the elements must be writable");
+  static_assert(std::is_trivially_copyable_v<T>, "coalesce::for_each: T must be trivially copyable");
+  for_each(cuda::std::span<T>(data, size), f, stream);
+}
+
+// --- transform -----------------------------------------------------------------------------
+
+// Writes out[i] = f(in[i]) on the device for every element, asynchronously on `stream`. `in` and
+// `out` are views of the same shape - soa_view, pitched_view or cuda::std::span, mixed as needed
+// (a soa_view of particles into a span of energies). f receives what in[i] is (for a soa_view,
+// the const named-field proxy) and returns the output's value type. Every column moves as 16-byte
+// vectors where alignment allows; inputs are read through the non-coherent (read-only) path
+// unless they overlap the output. out may be in itself (in place); other overlap is undefined.
+// Throws std::invalid_argument if the shapes differ, coalesce::cuda_error if the launch fails.
+template <class In, class Out, class F,
+          std::enable_if_t<detail::is_walkable_v<In> && detail::is_walkable_v<Out>, int> = 0>
+void transform(In in, Out out, F f, cudaStream_t stream = 0) {
+  using in_walk = detail::walk_of<In>;
+  using out_walk = detail::walk_of<Out>;
+  static_assert(!std::is_const_v<typename Out::element_type>, "coalesce::transform: the output view must be writable");
+  if (in_walk::rows(in) != out_walk::rows(out) || in_walk::cols(in) != out_walk::cols(out))
+    throw std::invalid_argument("coalesce::transform: input is " + std::to_string(in_walk::rows(in)) + " x " +
+                                std::to_string(in_walk::cols(in)) + " elements, output " +
+                                std::to_string(out_walk::rows(out)) + " x " + std::to_string(out_walk::cols(out)));
+  if (in_walk::rows(in) == 0 || in_walk::cols(in) == 0) return;
+  const auto in_view = detail::as_const_view(in);  // f sees const inputs, as in[i] would be read
+  detail::map_columns_into(detail::walk_of<std::remove_const_t<decltype(in_view)>>::columns(in_view), out_walk::columns(out),
+                           in_walk::rows(in), in_walk::cols(in), f, stream);
+}
+
+// transform over `size` elements at `in` into `out` (device memory).
+template <class T, class U, class F>
+void transform(const T* in, std::size_t size, U* out, F f, cudaStream_t stream = 0) {
+  transform(cuda::std::span<const T>(in, size), cuda::std::span<U>(out, size), f, stream);
+}
+
+// --- for_each_index on one-dimensional views ----------------------------------------------------
+
+// Calls f(i) on the device for every index i of `view` (a soa_view or a cuda::std::span),
+// consecutive threads taking consecutive indices.
+template <class View, class F,
+          std::enable_if_t<detail::is_walkable_v<View> && !std::is_same_v<View, pitched_view<typename View::element_type>>,
+                           int> = 0>
+void for_each_index(View view, F f, cudaStream_t stream = 0) {
+  const std::size_t n = view.size();
+  if (n == 0) return;
   constexpr unsigned threads = 256;
-  const std::size_t chunks = view.size() / detail::soa_elements_per_thread + 1;
-  const unsigned grid = detail::one_wave_grid(detail::soa_for_each_kernel<T, F>, threads, (chunks + threads - 1) / threads);
-  detail::soa_for_each_kernel<T, F><<<grid, threads, 0, stream>>>(view, f);
-  throw_on_error(::cudaGetLastError(), "coalesce::for_each kernel launch");
+  const unsigned blocks = detail::one_wave_grid(detail::for_each_position_kernel<F>, threads, (n + threads - 1) / threads);
+  detail::for_each_position_kernel<F><<<blocks, threads, 0, stream>>>(n, f);
+  throw_on_error(::cudaGetLastError(), "coalesce::for_each_index kernel launch");
 }
 
 }  // namespace coalesce

@@ -267,6 +267,7 @@ class soa_iterator {
 template <class T>
 class soa_view {
  public:
+  using element_type = T;
   using value_type = std::remove_const_t<T>;
   using reference = soa_reference_t<T>;
   using iterator = soa_iterator<T>;

@@ -1,0 +1,337 @@
+// coalesce::detail: the engine behind for_each and transform on columns. Users never include it.
+//
+// Work is a grid of `rows` x `cols` elements (rows == 1 for a soa_view or a contiguous range).
+// Each row splits into a head of `head` elements, whole chunks of N elements starting at an
+// address every column can load as one aligned access, and a tail. A thread takes U chunks at a
+// time, U chunks a block's width apart, so every load instruction of a warp covers 32 neighbouring
+// chunks (one contiguous span per column) and U loads per column are in flight before the first
+// result is needed. Heads and tails (fewer than 2N elements a row) go one element per thread.
+// Needs a CUDA compiler.
+#pragma once
+
+#include <coalesce/config.hpp>
+#include <coalesce/detail/launch.hpp>
+#include <coalesce/error.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+namespace coalesce::detail {
+
+// The widest power of two, at most 16, that divides `bytes`: the alignment of an access of that size.
+COALESCE_HOST_DEVICE constexpr std::size_t access_alignment(std::size_t bytes) {
+  std::size_t a = 16;
+  while (a > 1 && bytes % a != 0) a /= 2;
+  return a;
+}
+
+// The alignment a chunk of N values of F is loaded with: the widest access its size allows
+// (one value alone keeps its own alignment, so a column needs nothing more than a F* does).
+template <class F, unsigned N>
+inline constexpr std::size_t chunk_alignment =
+    N == 1 || access_alignment(sizeof(F) * N) < alignof(F) ? alignof(F) : access_alignment(sizeof(F) * N);
+
+// N consecutive values of one column, as one aligned access (two or more when above 16 bytes).
+template <class F, unsigned N>
+struct alignas(chunk_alignment<F, N>) column_chunk {
+  F value[N];
+};
+
+// Elements per chunk for a column whose widest value is `widest` bytes: 16-byte accesses for
+// power-of-two sizes up to 16, one element otherwise.
+constexpr unsigned chunk_elements_for(std::size_t widest) {
+  return widest == 0 || widest > 16 || (widest & (widest - 1)) != 0 ? 1u : unsigned(16 / widest);
+}
+
+// Chunks per thread: enough that each thread has at least 32 bytes of loads in flight.
+constexpr unsigned chunks_per_thread_for(std::size_t bytes_per_chunk) {
+  return bytes_per_chunk >= 32 ? 1u : bytes_per_chunk >= 16 ? 2u : 4u;
+}
+
+// Non-coherent (read-only path) loads of 1 to 16 bytes. Unlike __ldg, whose asm is volatile,
+// these may be dropped by the compiler when f never uses the value, so a transform reading 3 of
+// 6 columns loads 3.
+COALESCE_DEVICE COALESCE_FORCEINLINE void load_read_only(const void* p, unsigned char& v) {
+  unsigned short wide;
+  asm("ld.global.nc.u8 %0, [%1];" : "=h"(wide) : "l"(p));
+  v = static_cast<unsigned char>(wide);
+}
+COALESCE_DEVICE COALESCE_FORCEINLINE void load_read_only(const void* p, unsigned short& v) {
+  asm("ld.global.nc.u16 %0, [%1];" : "=h"(v) : "l"(p));
+}
+COALESCE_DEVICE COALESCE_FORCEINLINE void load_read_only(const void* p, unsigned& v) {
+  asm("ld.global.nc.u32 %0, [%1];" : "=r"(v) : "l"(p));
+}
+COALESCE_DEVICE COALESCE_FORCEINLINE void load_read_only(const void* p, uint2& v) {
+  asm("ld.global.nc.v2.u32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "l"(p));
+}
+COALESCE_DEVICE COALESCE_FORCEINLINE void load_read_only(const void* p, uint4& v) {
+  asm("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+}
+
+template <std::size_t Bytes>
+struct load_word;
+template <> struct load_word<1> { using type = unsigned char; };
+template <> struct load_word<2> { using type = unsigned short; };
+template <> struct load_word<4> { using type = unsigned; };
+template <> struct load_word<8> { using type = uint2; };
+template <> struct load_word<16> { using type = uint4; };
+
+// Loads a chunk; ReadOnly takes the non-coherent path (ld.global.nc), legal only for memory no
+// thread of the kernel writes.
+template <bool ReadOnly, class Chunk>
+COALESCE_DEVICE COALESCE_FORCEINLINE Chunk load_chunk(const Chunk* from) {
+  if constexpr (!ReadOnly) {
+    return *from;
+  } else {
+    using word = typename load_word<(alignof(Chunk) < 16 ? alignof(Chunk) : 16)>::type;
+    constexpr std::size_t words = sizeof(Chunk) / sizeof(word);
+    word w[words];
+#pragma unroll
+    for (std::size_t k = 0; k < words; ++k) load_read_only(reinterpret_cast<const word*>(from) + k, w[k]);
+    Chunk chunk;
+    std::memcpy(&chunk, w, sizeof chunk);
+    return chunk;
+  }
+}
+
+template <class F>
+COALESCE_DEVICE COALESCE_FORCEINLINE bool same_bits(const F& a, const F& b) {
+  const auto* x = reinterpret_cast<const unsigned char*>(&a);
+  const auto* y = reinterpret_cast<const unsigned char*>(&b);
+  bool same = true;
+#pragma unroll
+  for (std::size_t i = 0; i < sizeof(F); ++i) same = same && x[i] == y[i];
+  return same;
+}
+
+// Where an element or a chunk starts: its row and its column within the row.
+struct grid_position {
+  std::size_t row = 0;
+  std::size_t col = 0;
+};
+
+// The shape of the work: rows x cols elements, each row with the same head.
+struct chunk_grid {
+  std::size_t rows = 0;
+  std::size_t cols = 0;
+  std::size_t head = 0;  // elements before the first aligned chunk of each row (< N)
+  unsigned n = 1;        // elements per chunk
+
+  COALESCE_HOST_DEVICE std::size_t chunks_per_row() const { return (cols - head) / n; }
+  COALESCE_HOST_DEVICE std::size_t edges_per_row() const { return cols - chunks_per_row() * n; }
+  COALESCE_HOST_DEVICE std::size_t chunks() const { return rows * chunks_per_row(); }
+  COALESCE_HOST_DEVICE std::size_t edges() const { return rows * edges_per_row(); }
+
+  // (Divisions in 32 bits where the counts fit: a 64-bit division is a long instruction sequence.)
+  COALESCE_HOST_DEVICE static void divide(std::size_t a, std::size_t b, std::size_t& q, std::size_t& r) {
+    if (a <= 0xffffffffu && b <= 0xffffffffu) {
+      q = std::uint32_t(a) / std::uint32_t(b);
+      r = std::uint32_t(a) % std::uint32_t(b);
+    } else {
+      q = a / b;
+      r = a % b;
+    }
+  }
+  COALESCE_HOST_DEVICE grid_position chunk_position(std::size_t c) const {
+    if (rows == 1) return {0, head + c * n};
+    std::size_t r, k;
+    divide(c, chunks_per_row(), r, k);
+    return {r, head + k * n};
+  }
+  COALESCE_HOST_DEVICE grid_position edge_position(std::size_t e) const {
+    std::size_t r, k;
+    if (rows == 1) {
+      r = 0;
+      k = e;
+    } else {
+      divide(e, edges_per_row(), r, k);
+    }
+    return {r, k < head ? k : head + chunks_per_row() * n + (k - head)};
+  }
+};
+
+// The chunk walk: `work.template run<N, U>(positions, valid)` for every group of U chunks, then
+// `work.one(position)` for every head and tail element.
+template <unsigned N, unsigned U, class Work>
+__global__ void __launch_bounds__(256) chunk_walk_kernel(chunk_grid grid, Work work) {
+  const std::size_t chunks = grid.chunks();
+  const std::size_t per_tile = std::size_t(U) * blockDim.x;
+  for (std::size_t tile = std::size_t(blockIdx.x) * per_tile; tile < chunks; tile += std::size_t(gridDim.x) * per_tile) {
+    grid_position at[U];
+    bool valid[U];
+#pragma unroll
+    for (unsigned u = 0; u < U; ++u) {
+      const std::size_t c = tile + std::size_t(u) * blockDim.x + threadIdx.x;
+      valid[u] = c < chunks;
+      at[u] = valid[u] ? grid.chunk_position(c) : grid_position{};
+    }
+    work.template run<N, U>(at, valid);
+  }
+  const std::size_t edges = grid.edges();
+  for (std::size_t e = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; e < edges; e += std::size_t(gridDim.x) * blockDim.x)
+    work.one(grid.edge_position(e));
+}
+
+inline constexpr unsigned chunk_walk_threads = 256;
+
+template <unsigned N, unsigned U, class Work>
+void launch_chunk_walk(const chunk_grid& grid, const Work& work, cudaStream_t stream, const char* what) {
+  if (grid.rows == 0 || grid.cols == 0) return;
+  constexpr unsigned threads = chunk_walk_threads;
+  const std::size_t tiles = (grid.chunks() + std::size_t(U) * threads - 1) / (std::size_t(U) * threads);
+  const std::size_t edge_blocks = (grid.edges() + threads - 1) / threads;
+  const std::size_t wanted = tiles > edge_blocks ? tiles : edge_blocks;
+  const unsigned blocks = one_wave_grid(chunk_walk_kernel<N, U, Work>, threads, wanted);
+  chunk_walk_kernel<N, U, Work><<<blocks, threads, 0, stream>>>(grid, work);
+  throw_on_error(::cudaGetLastError(), what);
+}
+
+// --- the two kinds of columns ------------------------------------------------------------------
+
+// Host side: the head (in elements, < N) that aligns a chunk of N values of F at `address`, or N
+// when no head does (the column cannot be read in chunks of N).
+template <class F, unsigned N>
+std::size_t aligning_head(const void* address) {
+  const auto a = reinterpret_cast<std::uintptr_t>(address);
+  for (unsigned h = 0; h < N; ++h)
+    if ((a + h * sizeof(F)) % chunk_alignment<F, N> == 0) return h;
+  return N;
+}
+
+// Host side: can chunks of N values of F start `head` elements into `address`, and in every
+// row, `row_bytes` apart?
+template <class F, unsigned N>
+bool chunks_aligned(const void* address, std::size_t head, std::size_t rows, std::size_t row_bytes) {
+  constexpr std::size_t alignment = chunk_alignment<F, N>;
+  const auto a = reinterpret_cast<std::uintptr_t>(address) + head * sizeof(F);
+  return a % alignment == 0 && (rows <= 1 || row_bytes % alignment == 0);
+}
+
+// One column of T, in rows `row_stride` elements apart (a contiguous range is one row).
+template <class T>
+struct strided_column {
+  using value_type = std::remove_const_t<T>;
+  static constexpr unsigned chunk_elements = chunk_elements_for(sizeof(T));
+  static constexpr std::size_t element_bytes = sizeof(T);
+  T* data;
+  std::size_t row_stride;
+
+  COALESCE_DEVICE COALESCE_FORCEINLINE T& at(grid_position p) const { return data[p.row * row_stride + p.col]; }
+
+  template <unsigned N, bool ReadOnly>
+  COALESCE_DEVICE COALESCE_FORCEINLINE void load(grid_position p, value_type (&out)[N]) const {
+    const auto chunk = load_chunk<ReadOnly>(reinterpret_cast<const column_chunk<value_type, N>*>(&at(p)));
+#pragma unroll
+    for (unsigned k = 0; k < N; ++k) out[k] = chunk.value[k];
+  }
+  template <unsigned N>
+  COALESCE_DEVICE COALESCE_FORCEINLINE void store(grid_position p, const value_type (&in)[N]) const {
+    column_chunk<value_type, N> chunk;
+#pragma unroll
+    for (unsigned k = 0; k < N; ++k) chunk.value[k] = in[k];
+    *reinterpret_cast<column_chunk<value_type, N>*>(&at(p)) = chunk;
+  }
+  template <unsigned N>
+  COALESCE_DEVICE COALESCE_FORCEINLINE void store_changed(grid_position p, const value_type (&before)[N],
+                                                          const value_type (&after)[N]) const {
+    if (!same_bits(before, after)) store<N>(p, after);
+  }
+  // What f receives for an element held in registers, and for one in memory.
+  COALESCE_DEVICE COALESCE_FORCEINLINE static value_type& element(value_type& v) { return v; }
+  COALESCE_DEVICE COALESCE_FORCEINLINE static const value_type& element(const value_type& v) { return v; }
+  COALESCE_DEVICE COALESCE_FORCEINLINE T& element_at(grid_position p) const { return at(p); }
+
+  // Host side.
+  template <unsigned N>
+  std::size_t head() const { return aligning_head<value_type, N>(data); }
+  template <unsigned N>
+  bool aligned_at(std::size_t head, std::size_t rows) const {
+    return chunks_aligned<value_type, N>(data, head, rows, row_stride * sizeof(T));
+  }
+  // Calls visit(first byte, one past the last byte) for the memory of a rows x cols walk.
+  template <class Visit>
+  void visit_ranges(std::size_t rows, std::size_t cols, Visit&& visit) const {
+    if (rows != 0 && cols != 0) visit(static_cast<const void*>(data), static_cast<const void*>(data + (rows - 1) * row_stride + cols));
+  }
+};
+
+// --- the operations ------------------------------------------------------------------------------
+
+// for_each: load, f on copies in registers, store what changed.
+template <class Columns, class F>
+struct update_in_place {
+  Columns columns;
+  F f;
+
+  template <unsigned N, unsigned U>
+  COALESCE_DEVICE COALESCE_FORCEINLINE void run(const grid_position (&at)[U], const bool (&valid)[U]) const {
+    using value_type = typename Columns::value_type;
+    value_type before[U][N];
+#pragma unroll
+    for (unsigned u = 0; u < U; ++u)
+      if (valid[u]) columns.template load<N, false>(at[u], before[u]);
+#pragma unroll
+    for (unsigned u = 0; u < U; ++u) {
+      if (!valid[u]) continue;
+      value_type after[N];
+#pragma unroll
+      for (unsigned k = 0; k < N; ++k) {
+        after[k] = before[u][k];
+        f(Columns::element(after[k]));
+      }
+      columns.template store_changed<N>(at[u], before[u], after);
+    }
+  }
+  COALESCE_DETAIL_EXEC_CHECK_DISABLE
+  COALESCE_DEVICE COALESCE_FORCEINLINE void one(grid_position p) const { f(columns.element_at(p)); }
+};
+
+// transform: load the input (through the non-coherent path when ReadOnly), store f of each.
+template <class In, class Out, class F, bool ReadOnly>
+struct map_columns {
+  In in;
+  Out out;
+  F f;
+
+  template <unsigned N, unsigned U>
+  COALESCE_DEVICE COALESCE_FORCEINLINE void run(const grid_position (&at)[U], const bool (&valid)[U]) const {
+    typename In::value_type x[U][N];
+#pragma unroll
+    for (unsigned u = 0; u < U; ++u)
+      if (valid[u]) in.template load<N, ReadOnly>(at[u], x[u]);
+#pragma unroll
+    for (unsigned u = 0; u < U; ++u) {
+      if (!valid[u]) continue;
+      typename Out::value_type y[N];
+#pragma unroll
+      for (unsigned k = 0; k < N; ++k) y[k] = f(In::element(static_cast<const typename In::value_type&>(x[u][k])));
+      out.template store<N>(at[u], y);
+    }
+  }
+  COALESCE_DETAIL_EXEC_CHECK_DISABLE
+  COALESCE_DEVICE COALESCE_FORCEINLINE void one(grid_position p) const {
+    out.element_at(p) = f(in.element_at(p));
+  }
+};
+
+// Host side: does any memory of `a` overlap any of `b` over a rows x cols walk? (Then the
+// input of a transform cannot take the non-coherent path: the kernel writes it.)
+template <class A, class B>
+bool columns_overlap(const A& a, const B& b, std::size_t rows, std::size_t cols) {
+  bool overlap = false;
+  a.visit_ranges(rows, cols, [&](const void* a_first, const void* a_last) {
+    b.visit_ranges(rows, cols, [&](const void* b_first, const void* b_last) {
+      const auto x = reinterpret_cast<std::uintptr_t>(a_first), x_end = reinterpret_cast<std::uintptr_t>(a_last);
+      const auto y = reinterpret_cast<std::uintptr_t>(b_first), y_end = reinterpret_cast<std::uintptr_t>(b_last);
+      overlap = overlap || (x < y_end && y < x_end);
+    });
+  });
+  return overlap;
+}
+
+}  // namespace coalesce::detail
