@@ -58,15 +58,26 @@ class pitched_view {
   // Rows of `cols` elements at `data`, `pitch_bytes` apart. Precondition: `data` and
   // `pitch_bytes` are multiples of alignof(T), and cols * sizeof(T) <= pitch_bytes.
   COALESCE_HOST_DEVICE pitched_view(T* data, std::size_t rows, std::size_t cols, std::size_t pitch_bytes)
-      : data_(data), rows_(rows), cols_(cols), pitch_(pitch_bytes) {
+      : pitched_view(data, rows, cols, pitch_bytes, cols * sizeof(T)) {}
+
+  // The same, where the first `owned_row_bytes` bytes of each row (at least cols * sizeof(T), at
+  // most the pitch) belong to this view alone: its elements, then padding that holds zero bytes
+  // and that nothing else reads or writes. A pitched_matrix's view() owns its padding.
+  // Algorithms may then rewrite that padding, unchanged, to store whole 64-byte units.
+  COALESCE_HOST_DEVICE pitched_view(T* data, std::size_t rows, std::size_t cols, std::size_t pitch_bytes,
+                                    std::size_t owned_row_bytes)
+      : data_(data), rows_(rows), cols_(cols), pitch_(pitch_bytes), owned_(owned_row_bytes) {
     COALESCE_ASSERT(cols * sizeof(T) <= pitch_bytes || rows <= 1, "coalesce::pitched_view: rows overlap (cols * sizeof(T) > pitch_bytes)");
     COALESCE_ASSERT(pitch_bytes % alignof(T) == 0, "coalesce::pitched_view: pitch_bytes is not a multiple of alignof(T)");
+    COALESCE_ASSERT(owned_row_bytes >= cols * sizeof(T) && (owned_row_bytes <= pitch_bytes || rows <= 1),
+                    "coalesce::pitched_view: owned_row_bytes must lie between cols * sizeof(T) and the pitch");
   }
 
   // A read-only view of a writable one.
   template <class U, std::enable_if_t<std::is_same_v<const U, T> && !std::is_same_v<U, T>, int> = 0>
   COALESCE_HOST_DEVICE pitched_view(const pitched_view<U>& other)
-      : data_(other.data()), rows_(other.rows()), cols_(other.cols()), pitch_(other.pitch_bytes()) {}
+      : data_(other.data()), rows_(other.rows()), cols_(other.cols()), pitch_(other.pitch_bytes()),
+        owned_(other.owned_row_bytes()) {}
 
   // From a 2D layout_stride mdspan whose column stride is 1 (contiguous rows).
   COALESCE_HOST_DEVICE explicit pitched_view(const pitched_mdspan<T>& m)
@@ -89,6 +100,8 @@ class pitched_view {
   COALESCE_HOST_DEVICE std::size_t rows() const noexcept { return rows_; }
   COALESCE_HOST_DEVICE std::size_t cols() const noexcept { return cols_; }
   COALESCE_HOST_DEVICE std::size_t pitch_bytes() const noexcept { return pitch_; }
+  // Bytes from the start of each row that belong to this view alone (elements, then owned padding).
+  COALESCE_HOST_DEVICE std::size_t owned_row_bytes() const noexcept { return owned_; }
   COALESCE_HOST_DEVICE std::size_t size() const noexcept { return rows_ * cols_; }
   COALESCE_HOST_DEVICE bool empty() const noexcept { return rows_ == 0 || cols_ == 0; }
 
@@ -97,8 +110,11 @@ class pitched_view {
   COALESCE_HOST_DEVICE pitched_view block(std::size_t first_row, std::size_t first_col, std::size_t rows,
                                           std::size_t cols) const {
     COALESCE_ASSERT(first_row + rows <= rows_ && first_col + cols <= cols_, "coalesce::pitched_view::block: out of range");
+    // A block that reaches the last column keeps the padding after it; any other block ends
+    // where its neighbour's elements begin.
+    const std::size_t owned = first_col + cols == cols_ ? owned_ - first_col * sizeof(T) : cols * sizeof(T);
     return pitched_view(reinterpret_cast<T*>(reinterpret_cast<byte*>(data_) + first_row * pitch_) + first_col, rows,
-                        cols, pitch_);
+                        cols, pitch_, owned);
   }
   COALESCE_HOST_DEVICE pitched_view<const T> as_const() const noexcept { return *this; }
 
@@ -118,6 +134,7 @@ class pitched_view {
   std::size_t rows_ = 0;
   std::size_t cols_ = 0;
   std::size_t pitch_ = 0;
+  std::size_t owned_ = 0;
 };
 
 // An owning row-major matrix of rows x cols elements of T, each row padded to the pitch policy's
@@ -213,8 +230,9 @@ class pitched_matrix {
   const Resource& resource() const noexcept { return storage_.resource(); }
   cudaStream_t stream() const noexcept { return storage_.resource().stream(); }
 
-  view_type view() noexcept { return view_type(data(), rows_, cols_, pitch_); }
-  const_view_type view() const noexcept { return const_view_type(data(), rows_, cols_, pitch_); }
+  // The whole matrix; the view owns the rows' padding (see pitched_view::owned_row_bytes).
+  view_type view() noexcept { return view_type(data(), rows_, cols_, pitch_, owned_row_bytes()); }
+  const_view_type view() const noexcept { return const_view_type(data(), rows_, cols_, pitch_, owned_row_bytes()); }
   const_view_type const_view() const noexcept { return view(); }
 
   // Element access in host space. Precondition: r < rows(), c < cols() (checked under COALESCE_DEBUG).
@@ -287,9 +305,17 @@ class pitched_matrix {
  private:
   struct allocate_tag {};
 
+  // Allocates; the padding is zeroed here, whatever fills the elements, so that it always holds
+  // defined bytes (algorithms read it and write it back to store whole 64-byte units).
   pitched_matrix(allocate_tag, std::size_t rows, std::size_t cols, const Resource& resource)
       : storage_(resource, allocation_bytes(rows, cols), allocation_alignment_for_policy()), rows_(rows), cols_(cols),
-        pitch_(checked_pitch(cols)) {}
+        pitch_(checked_pitch(cols)) {
+    const std::size_t row_bytes = cols_ * sizeof(T);
+    if (pitch_ > row_bytes && rows_ > 0)
+      detail::zero_rows<Space>(static_cast<unsigned char*>(storage_.get()) + row_bytes, pitch_, pitch_ - row_bytes, rows_,
+                               stream());
+  }
+  std::size_t owned_row_bytes() const noexcept { return rows_ == 0 ? cols_ * sizeof(T) : pitch_; }
 
   static constexpr std::size_t allocation_alignment_for_policy() {
     return PitchPolicy::row_alignment > allocation_alignment ? PitchPolicy::row_alignment : allocation_alignment;

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <cstdint>
 #include <cstdio>
 #include <vector>
@@ -147,8 +148,10 @@ struct scaled {
 // x -> 0.25 - x for timing: every launch changes every value. (Repeating x * 0.5 + 0.25 converges
 // to 0.5 in about 25 launches, after which for_each rightly stores nothing - and looks fast.)
 struct reflect {
-  __host__ __device__ void operator()(float& x) const { x = 0.25f - x; }
-  __host__ __device__ float operator()(const float& x) const { return 0.25f - x; }
+  __device__ void operator()(float& x) const { x = 0.25f - x; }
+};
+struct reflected {
+  __device__ float operator()(float x) const { return 0.25f - x; }
 };
 struct bump_short {
   __device__ void operator()(std::int16_t& x) const { x = std::int16_t(x + 3); }
@@ -273,6 +276,29 @@ TEST_CASE("for_each and transform on pitched views: whole matrices and unaligned
     if (mapped[i] != got[i] * 0.5f + 0.25f) FAIL("transform: element " << i << " differs");
   REQUIRE_THROWS_AS(coalesce::transform(m.const_view(), out.view().block(0, 0, rows, cols - 1), scaled{}),
                     std::invalid_argument);
+
+  // Whole views and right-edge blocks own the padding after each row: the walk runs on to the next
+  // 64-byte unit, so f must still see only elements and the padding must stay zero bytes.
+  m.copy_from(values);
+  coalesce::for_each(m.view().block(0, 5, rows, cols - 5), scale_add{});
+  std::vector<unsigned char> raw(rows * m.pitch_bytes());
+  coalesce::throw_on_error(cudaMemcpy(raw.data(), m.data(), raw.size(), cudaMemcpyDeviceToHost), "cudaMemcpy");
+  for (std::size_t r = 0; r < rows; ++r) {
+    const auto* row = raw.data() + r * m.pitch_bytes();
+    for (std::size_t c = 0; c < cols; ++c) {
+      float x;
+      std::memcpy(&x, row + c * sizeof(float), sizeof x);
+      if (x != (c >= 5 ? values[r * cols + c] * 0.5f + 0.25f : values[r * cols + c]))
+        FAIL("right-edge block: element (" << r << ", " << c << ") differs");
+    }
+    for (std::size_t b = cols * sizeof(float); b < m.pitch_bytes(); ++b)
+      if (row[b] != 0) FAIL("padding byte " << b << " of row " << r << " changed");
+  }
+  coalesce::transform(m.const_view(), out.view(), scaled{});
+  coalesce::throw_on_error(cudaMemcpy(raw.data(), out.data(), raw.size(), cudaMemcpyDeviceToHost), "cudaMemcpy");
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t b = cols * sizeof(float); b < out.pitch_bytes(); ++b)
+      if (raw[r * out.pitch_bytes() + b] != 0) FAIL("transform wrote padding byte " << b << " of row " << r);
 }
 
 TEST_CASE("transform: soa_view into a span, and a span in place") {
@@ -307,7 +333,7 @@ TEST_CASE("for_each on one column: 16-byte accesses, and at least 0.85 of cudaMe
   float* x = data.data();
   auto library = [&](cudaStream_t s) { coalesce::for_each(cuda::std::span<float>(x, n), reflect{}, s); };
   auto cub_transform = [&](cudaStream_t s) {
-    coalesce::throw_on_error(cub::DeviceTransform::Transform(x, x, n, reflect{}, s), "cub::DeviceTransform");
+    coalesce::throw_on_error(cub::DeviceTransform::Transform(x, x, n, reflected{}, s), "cub::DeviceTransform");
   };
   const auto m = profiler().measure([&] { library(0); });
   std::printf("\nfor_each(span<float>): load / store sectors per request %.2f / %.2f\n", m.load_sectors_per_request(),

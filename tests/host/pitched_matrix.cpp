@@ -178,6 +178,20 @@ TEST_CASE("sub-blocks keep the pitch and write through to the matrix") {
   static_assert(std::is_trivially_copyable_v<pitched_view<float>>, "views are passed to kernels by value");
 }
 
+TEST_CASE("a matrix's view owns its rows' padding, a right-edge block keeps it, other blocks do not") {
+  host_matrix<float> m(7, 1001, 1.0f);
+  const auto whole = m.view();
+  REQUIRE(whole.owned_row_bytes() == m.pitch_bytes());
+  REQUIRE(whole.block(1, 5, 3, 996).owned_row_bytes() == m.pitch_bytes() - 5 * sizeof(float));
+  REQUIRE(whole.block(1, 5, 3, 10).owned_row_bytes() == 10 * sizeof(float));
+  REQUIRE(pitched_view<float>(m.data(), 7, 1001, m.pitch_bytes()).owned_row_bytes() == 1001 * sizeof(float));
+  REQUIRE(pitched_view<const float>(whole).owned_row_bytes() == m.pitch_bytes());
+  // The padding holds zero bytes whatever filled the elements.
+  const auto* bytes = reinterpret_cast<const unsigned char*>(m.data());
+  for (std::size_t r = 0; r < 7; ++r)
+    for (std::size_t b = 1001 * sizeof(float); b < m.pitch_bytes(); ++b) REQUIRE(bytes[r * m.pitch_bytes() + b] == 0);
+}
+
 TEST_CASE("to_mdspan gives the same elements with strides {pitch / sizeof(T), 1}") {
   host_matrix<float> m(5, 1000);
   m(4, 999) = 3.5f;

@@ -28,4 +28,11 @@ unsigned one_wave_grid(Kernel kernel, unsigned threads_per_block, std::size_t bl
   return unsigned(grid > 0 ? grid : 1);
 }
 
+// The blocks to launch when every block takes its own share of the work once (no grid-stride
+// loop): `blocks_wanted`, capped at the grid's limit (kernels then stride over the rest). At least 1.
+inline unsigned grid_for_all(std::size_t blocks_wanted) {
+  constexpr std::size_t max_blocks = 0x7fffffff;
+  return unsigned(blocks_wanted == 0 ? 1 : blocks_wanted < max_blocks ? blocks_wanted : max_blocks);
+}
+
 }  // namespace coalesce::detail

@@ -21,8 +21,9 @@ namespace coalesce::detail {
 
 inline constexpr unsigned staged_threads = 256;
 
-// Elements per thread: about 24 KiB of shared memory per block, so a one-wave grid keeps 8
-// blocks (192 KiB of loads) resident per SM - enough bytes in flight for HBM3e - and at most 8.
+// Elements per thread: about 24 KiB of shared memory per block, so 8 blocks (192 KiB of loads)
+// are resident per SM - enough bytes in flight for HBM3e - and at most 8. Each block stages one
+// run (a block per run, as for the chunk walk).
 template <class T>
 inline constexpr unsigned staged_items = sizeof(T) * staged_threads >= 24576 ? 1u
                                          : 24576 / (sizeof(T) * staged_threads) > 8 ? 8u
@@ -99,8 +100,7 @@ void launch_staged_for_each(T* data, std::size_t n, const F& f, cudaStream_t str
     throw_on_error(::cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)),
                    "coalesce::for_each: cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
   constexpr std::size_t per_block = std::size_t(staged_items<T>) * staged_threads;
-  const unsigned blocks = one_wave_grid(kernel, staged_threads, (n + per_block - 1) / per_block, shared);
-  kernel<<<blocks, staged_threads, shared, stream>>>(data, n, f);
+  kernel<<<grid_for_all((n + per_block - 1) / per_block), staged_threads, shared, stream>>>(data, n, f);
   throw_on_error(::cudaGetLastError(), "coalesce::for_each kernel launch");
 }
 
