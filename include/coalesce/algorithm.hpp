@@ -54,15 +54,6 @@ __global__ void walk_rows_kernel(pitched_view<T> view, F f) {
     for (std::size_t c = threadIdx.x; c < cols; c += blockDim.x) f(r, c);
 }
 
-// Adapts f(T&) to the walk's f(r, c).
-template <class T, class F>
-struct apply_to_element {
-  pitched_view<T> view;
-  F f;
-  COALESCE_DETAIL_EXEC_CHECK_DISABLE
-  COALESCE_DEVICE COALESCE_FORCEINLINE void operator()(std::size_t r, std::size_t c) const { f(view.row(r)[c]); }
-};
-
 template <class T, class F>
 void launch_row_walk(pitched_view<T> view, F f, row_walk shape, cudaStream_t stream) {
   if (view.empty()) return;
