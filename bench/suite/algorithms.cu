@@ -13,24 +13,11 @@
 #include <thrust/iterator/zip_iterator.h>
 #include <thrust/transform.h>
 
+#include "mixed.hpp"
+#include "particles.hpp"
+
 #include <cstdint>
 #include <vector>
-
-struct Particle {
-  float x, y, z, vx, vy, vz;
-};
-COALESCE_FIELDS(Particle, x, y, z, vx, vy, vz);
-
-struct Mixed {
-  float a;
-  double b;
-  std::int32_t c;
-  std::int16_t d;
-  float e;
-  double f;
-  std::int32_t g;
-  std::int16_t h;
-};
 
 namespace bench {
 namespace {
@@ -38,12 +25,7 @@ namespace {
 // dt is a power of two, so v * dt is exact and the device's fused multiply-add rounds as the host does.
 constexpr float dt = 0.5f;
 
-std::vector<Particle> random_particles(std::size_t n) {
-  const auto r = ct::random_values<float>(6 * n);
-  std::vector<Particle> p(n);
-  for (std::size_t i = 0; i < n; ++i) p[i] = {r[6 * i], r[6 * i + 1], r[6 * i + 2], r[6 * i + 3], r[6 * i + 4], r[6 * i + 5]};
-  return p;
-}
+using coalesce_test::random_particles;
 
 std::vector<Particle> drifted(std::vector<Particle> p) {
   for (auto& q : p) {
@@ -55,11 +37,10 @@ std::vector<Particle> drifted(std::vector<Particle> p) {
 }
 
 bool same_particles(const std::vector<Particle>& a, const std::vector<Particle>& b) {
+  if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i)
-    if (a[i].x != b[i].x || a[i].y != b[i].y || a[i].z != b[i].z || a[i].vx != b[i].vx || a[i].vy != b[i].vy ||
-        a[i].vz != b[i].vz)
-      return false;
-  return a.size() == b.size();
+    if (!coalesce_test::same(a[i], b[i])) return false;
+  return true;
 }
 
 unsigned blocks_for(std::size_t n, unsigned threads) { return unsigned((n + threads - 1) / threads); }
@@ -331,10 +312,6 @@ void mixed_columns(runner& r) {
   coalesce::soa_vector<Mixed> soa(initial);
   const auto v = soa.view();
 
-  struct candidate {
-    std::string name;
-    std::function<void(cudaStream_t)> launch;
-  };
   const std::vector<candidate> candidates = {
       {"hand-written, one element per thread, restrict",
        [=](cudaStream_t s) {
@@ -454,10 +431,6 @@ void array_of_structs(runner& r) {
   ct::device_buffer<Particle> aos(initial);
   Particle* p = aos.data();
 
-  struct candidate {
-    std::string name;
-    std::function<void(cudaStream_t)> launch;
-  };
   const std::vector<candidate> candidates = {
       {"hand-written, one Particle per thread",
        [=](cudaStream_t s) { drift_aos_naive<<<blocks_for(n, 256), 256, 0, s>>>(p, n); }},

@@ -16,6 +16,12 @@ namespace bench {
 
 namespace ct = coalesce::testing;
 
+// One implementation of a group's work: its name, and how to launch it on a stream.
+struct candidate {
+  std::string name;
+  std::function<void(cudaStream_t)> launch;
+};
+
 class runner {
  public:
   runner() : meter_(ct::bandwidth_meter::default_reference_bytes(), options()) {}

@@ -111,10 +111,6 @@ void aos_vs_soa(runner& r) {
   ct::device_buffer<float> out(n);
   const auto v = soa.const_view();
 
-  struct candidate {
-    std::string name;
-    std::function<void(cudaStream_t)> launch;
-  };
   const std::vector<candidate> candidates = {
       {"AoS Vec3*, one element per thread",
        [&](cudaStream_t s) { x_of_aos<<<blocks_for(n, 256), 256, 0, s>>>(aos.data(), out.data(), n); }},
@@ -187,10 +183,6 @@ void transpose_ladder(runner& r) {
   const auto i = in.const_view();
   const auto o = out.view();
   const dim3 tiles(unsigned(n / 32), unsigned(n / 32)), tile_threads(32, 8);
-  struct candidate {
-    std::string name;
-    std::function<void(cudaStream_t)> launch;
-  };
   const std::vector<candidate> candidates = {
       {"naive, one element per thread",
        [=](cudaStream_t s) { transpose_naive<<<dim3(tiles.x, tiles.y * 4), dim3(32, 8), 0, s>>>(i, o); }},

@@ -11,6 +11,7 @@
 #include <cub/device/device_transform.cuh>
 
 #include "coalesce_device_test.hpp"
+#include "mixed.hpp"
 #include "particles.hpp"
 
 #include <algorithm>
@@ -22,17 +23,6 @@
 
 namespace ct = coalesce::testing;
 using coalesce_test::random_particles;
-
-struct Mixed {
-  float a;
-  double b;
-  std::int32_t c;
-  std::int16_t d;
-  float e;
-  double f;
-  std::int32_t g;
-  std::int16_t h;
-};
 
 namespace {
 
