@@ -202,6 +202,32 @@ TEST_CASE("for_each on a span: every head and tail alignment, floats and shorts"
     REQUIRE(got[i] == ((i >= 3 && i < n - 2) ? std::int16_t(shorts[i] + 3) : shorts[i]));
 }
 
+TEST_CASE("for_each and transform take extended lambdas and run in order on the given stream") {
+  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
+  const std::size_t n = 100003;
+  const auto particles = random_particles(n);
+  coalesce::soa_vector<Particle> v(particles);
+  ct::device_buffer<float> out(n);
+  cudaStream_t stream = nullptr;
+  coalesce::throw_on_error(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  const float dt = 0.5f;
+  // Three launches on one non-blocking stream, each reading what the one before wrote.
+  coalesce::for_each(v.view(), [=] __device__(auto p) { p.x += p.vx * dt; }, stream);
+  coalesce::for_each(cuda::std::span<float>(v.view().column<&Particle::x>(), n), [] __device__(float& x) { x *= 2; },
+                     stream);
+  coalesce::transform(v.const_view(), cuda::std::span<float>(out.data(), n), [] __device__(auto p) { return p.x - p.y; },
+                      stream);
+  std::vector<float> got(n);
+  coalesce::throw_on_error(cudaMemcpyAsync(got.data(), out.data(), n * sizeof(float), cudaMemcpyDeviceToHost, stream),
+                           "cudaMemcpyAsync");
+  coalesce::throw_on_error(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  coalesce::throw_on_error(cudaStreamDestroy(stream), "cudaStreamDestroy");
+  for (std::size_t i = 0; i < n; ++i) {
+    const float x = (particles[i].x + particles[i].vx * dt) * 2;
+    if (got[i] != x - particles[i].y) FAIL("element " << i << ": " << got[i] << " vs " << x - particles[i].y);
+  }
+}
+
 TEST_CASE("for_each on a soa_view whose columns are not vector-aligned is still exact") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   const std::size_t n = 10007;
