@@ -1,6 +1,6 @@
 // coalesce's side-by-side benchmark. Runs every group on the current GPU, prints a table per group,
 // and writes <dir>/coalesce-bench.csv, .json and one SVG chart per group (dir: the first argument,
-// default "bench-results"). Exits 77 without a GPU, 1 if any implementation computed a wrong result.
+// default "bench-results", created if missing). Exits 77 without a GPU, 1 if any implementation computed a wrong result.
 //   coalesce_bench [dir] [group-substring]
 #include "bench.hpp"
 
@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
 #include <exception>
 #include <string>
 
@@ -48,6 +49,7 @@ int main(int argc, char** argv) {
       if (only.empty() || only == g.key) g.run(r);
 
     ct::report report(title, r.meter().memcpy_gigabytes_per_s());
+    std::filesystem::create_directories(directory);  // throws std::filesystem::filesystem_error
     for (const auto& row : r.rows()) report.add(row);
     std::printf("\n%s\n", report.table().c_str());
     for (const auto& path : report.write(directory, "coalesce-bench")) std::printf("wrote %s\n", path.c_str());
