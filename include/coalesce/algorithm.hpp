@@ -298,12 +298,6 @@ void map_columns_into(const In& in, const Out& out, std::size_t rows, std::size_
     launch_columns<n>(rows, cols, map_columns<In, Out, F, true>{in, out, f}, stream, what, in, out);
 }
 
-template <class F>
-__global__ void for_each_position_kernel(std::size_t n, F f) {
-  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
-    f(i);
-}
-
 }  // namespace detail
 
 // --- for_each --------------------------------------------------------------------------------
@@ -377,22 +371,6 @@ void transform(In in, Out out, F f, cudaStream_t stream = 0) {
 template <class T, class U, class F>
 void transform(const T* in, std::size_t size, U* out, F f, cudaStream_t stream = 0) {
   transform(cuda::std::span<const T>(in, size), cuda::std::span<U>(out, size), f, stream);
-}
-
-// --- for_each_index on one-dimensional views ----------------------------------------------------
-
-// Calls f(i) on the device for every index i of `view` (a soa_view or a cuda::std::span),
-// consecutive threads taking consecutive indices.
-template <class View, class F,
-          std::enable_if_t<detail::is_walkable_v<View> && !std::is_same_v<View, pitched_view<typename View::element_type>>,
-                           int> = 0>
-void for_each_index(View view, F f, cudaStream_t stream = 0) {
-  const std::size_t n = view.size();
-  if (n == 0) return;
-  constexpr unsigned threads = 256;
-  const unsigned blocks = detail::one_wave_grid(detail::for_each_position_kernel<F>, threads, (n + threads - 1) / threads);
-  detail::for_each_position_kernel<F><<<blocks, threads, 0, stream>>>(n, f);
-  throw_on_error(::cudaGetLastError(), "coalesce::for_each_index kernel launch");
 }
 
 }  // namespace coalesce
