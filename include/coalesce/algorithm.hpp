@@ -113,15 +113,11 @@ struct soa_columns {
   COALESCE_DEVICE COALESCE_FORCEINLINE void load(grid_position p, value_type (&out)[N]) const {
     load_fields<N, ReadOnly>(p.col, out, field_indices{});
   }
-  template <unsigned N>
-  COALESCE_DEVICE COALESCE_FORCEINLINE void store(grid_position p, const value_type (&in)[N]) const {
-    store_fields<N, false>(p.col, in, in, field_indices{});
-  }
   // Stores only the columns whose bits changed: a column f only read is never written.
   template <unsigned N>
   COALESCE_DEVICE COALESCE_FORCEINLINE void store_changed(grid_position p, const value_type (&before)[N],
                                                           const value_type (&after)[N]) const {
-    store_fields<N, true>(p.col, before, after, field_indices{});
+    store_changed_fields<N>(p.col, before, after, field_indices{});
   }
 
   // What f receives for an element in registers: the type view[i] has, so a functor written for
@@ -174,9 +170,10 @@ struct soa_columns {
         ...);
   }
 
-  template <unsigned N, bool OnlyChanged, std::size_t... I>
-  COALESCE_DEVICE COALESCE_FORCEINLINE void store_fields(std::size_t first, const value_type (&before)[N],
-                                                         const value_type (&after)[N], std::index_sequence<I...>) const {
+  template <unsigned N, std::size_t... I>
+  COALESCE_DEVICE COALESCE_FORCEINLINE void store_changed_fields(std::size_t first, const value_type (&before)[N],
+                                                                 const value_type (&after)[N],
+                                                                 std::index_sequence<I...>) const {
     (
         [&] {
           using F = field_type_t<value_type, I>;
@@ -186,7 +183,7 @@ struct soa_columns {
             old_chunk.value[k] = get_leaf<I>(tie_fields(before[k]));
             new_chunk.value[k] = get_leaf<I>(tie_fields(after[k]));
           }
-          if (!OnlyChanged || !same_bits(old_chunk, new_chunk))
+          if (!same_bits(old_chunk, new_chunk))
             *reinterpret_cast<column_chunk<F, N>*>(view.template column<I>() + first) = new_chunk;
         }(),
         ...);
@@ -259,6 +256,11 @@ struct walk_of<pitched_view<T>> {
 
 template <class View>
 inline constexpr bool is_walkable_v = walk_of<View>::supported;
+
+template <class View>
+inline constexpr bool is_soa_view_v = false;
+template <class T>
+inline constexpr bool is_soa_view_v<soa_view<T>> = true;
 
 template <class T>
 soa_view<const T> as_const_view(const soa_view<T>& v) { return v; }
@@ -342,8 +344,8 @@ void for_each(T* data, std::size_t size, F f, cudaStream_t stream = 0) {
 // --- transform -----------------------------------------------------------------------------
 
 // Writes out[i] = f(in[i]) on the device for every element, asynchronously on `stream`. `in` and
-// `out` are views of the same shape - soa_view, pitched_view or cuda::std::span, mixed as needed
-// (a soa_view of particles into a span of energies). f receives what in[i] is (for a soa_view,
+// `out` are views of the same shape - `in` a soa_view, pitched_view or cuda::std::span, `out` a
+// pitched_view or span (a soa_view of particles into a span of energies). f receives what in[i] is (for a soa_view,
 // the const named-field proxy) and returns the output's value type. Every column moves as 16-byte
 // vectors where alignment allows; inputs are read through the non-coherent (read-only) path
 // unless they overlap the output. out may be in itself (in place); other overlap is undefined.
@@ -354,6 +356,9 @@ void transform(In in, Out out, F f, cudaStream_t stream = 0) {
   using in_walk = detail::walk_of<In>;
   using out_walk = detail::walk_of<Out>;
   static_assert(!std::is_const_v<typename Out::element_type>, "coalesce::transform: the output view must be writable");
+  static_assert(!detail::is_soa_view_v<Out>,
+                "coalesce::transform: a soa_view output is not supported yet; write to a cuda::std::span or a "
+                "pitched_view, or update the soa_view in place with coalesce::for_each");
   if (in_walk::rows(in) != out_walk::rows(out) || in_walk::cols(in) != out_walk::cols(out))
     throw std::invalid_argument("coalesce::transform: input is " + std::to_string(in_walk::rows(in)) + " x " +
                                 std::to_string(in_walk::cols(in)) + " elements, output " +

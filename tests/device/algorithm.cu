@@ -341,21 +341,6 @@ TEST_CASE("transform: soa_view into a span, and a span in place") {
                     std::invalid_argument);
 }
 
-TEST_CASE("transform from a span into a soa_view writes every column") {
-  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
-  const std::size_t n = 100003;
-  const auto values = ct::random_values<float>(n);
-  ct::device_buffer<float> in(values);
-  coalesce::soa_vector<Particle> v(n);
-  coalesce::transform(cuda::std::span<const float>(in.data(), n), v.view(),
-                      [] __device__(float x) { return Particle{x, 2 * x, 3 * x, -x, 0.5f, 0.25f}; });
-  const auto got = v.to_vector();
-  for (std::size_t i = 0; i < n; ++i) {
-    const float x = values[i];
-    if (!coalesce_test::same(got[i], Particle{x, 2 * x, 3 * x, -x, 0.5f, 0.25f})) FAIL("particle " << i << " differs");
-  }
-}
-
 TEST_CASE("for_each on one column: 16-byte accesses, and at least 0.85 of cudaMemcpy and 0.97 of cub::DeviceTransform") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   COALESCE_REQUIRE_COUNTERS(profiler());
