@@ -92,12 +92,6 @@ struct soa_columns {
   using field_indices = std::make_index_sequence<fields>;
 
   template <std::size_t... I>
-  static constexpr std::size_t widest_field(std::index_sequence<I...>) {
-    std::size_t widest = 0;
-    ((widest = sizeof(field_type_t<value_type, I>) > widest ? sizeof(field_type_t<value_type, I>) : widest), ...);
-    return widest;
-  }
-  template <std::size_t... I>
   static constexpr unsigned fewest_chunk_elements(std::index_sequence<I...>) {
     unsigned n = 16;
     ((n = chunk_elements_for(sizeof(field_type_t<value_type, I>)) < n ? chunk_elements_for(sizeof(field_type_t<value_type, I>)) : n), ...);
@@ -231,7 +225,7 @@ struct walk_of<pitched_view<T>> {
   static constexpr bool is_contiguous_range = false;
   static strided_column<T> columns(const pitched_view<T>& v) {
     if (!v.is_mdspan_compatible())
-      throw std::invalid_argument("coalesce::for_each/transform: a pitched_view's pitch (" + std::to_string(v.pitch_bytes()) +
+      throw std::invalid_argument("coalesce::transform: a pitched_view's pitch (" + std::to_string(v.pitch_bytes()) +
                                   " bytes) must be a multiple of the element size");
     return {v.data(), v.pitch_bytes() / sizeof(T), v.cols()};
   }
@@ -256,6 +250,20 @@ struct walk_of<pitched_view<T>> {
 
 template <class View>
 inline constexpr bool is_walkable_v = walk_of<View>::supported;
+
+template <class View>
+inline constexpr bool is_pitched_view_v = false;
+template <class T>
+inline constexpr bool is_pitched_view_v<pitched_view<T>> = true;
+
+// Adapts f(element) to the row walk's f(r, c).
+template <class T, class F>
+struct apply_at {
+  pitched_view<T> view;
+  F f;
+  COALESCE_DETAIL_EXEC_CHECK_DISABLE
+  COALESCE_DEVICE COALESCE_FORCEINLINE void operator()(std::size_t r, std::size_t c) const { f(view(r, c)); }
+};
 
 template <class View>
 inline constexpr bool is_soa_view_v = false;
@@ -325,6 +333,15 @@ void for_each(View view, F f, cudaStream_t stream = 0) {
                 sizeof(typename View::element_type) > 1) {
     // Structs whose size is not a power of two: staged through shared memory.
     detail::launch_staged_for_each(view.data(), view.size(), f, stream);
+  } else if constexpr (detail::is_pitched_view_v<View>) {
+    if (view.is_mdspan_compatible()) {
+      detail::update_columns(walk::columns(view), walk::rows(view), walk::walk_cols(view), f, stream);
+    } else {
+      // A pitch that is not a whole number of elements (12-byte elements in 128-byte-aligned
+      // rows): the row walk, one element per thread.
+      detail::launch_row_walk(view, detail::apply_at<typename View::element_type, F>{view, f},
+                              default_row_walk(view.cols()), stream);
+    }
   } else {
     detail::update_columns(walk::columns(view), walk::rows(view), walk::walk_cols(view), f, stream);
   }
@@ -349,7 +366,8 @@ void for_each(T* data, std::size_t size, F f, cudaStream_t stream = 0) {
 // the const named-field proxy) and returns the output's value type. Every column moves as 16-byte
 // vectors where alignment allows; inputs are read through the non-coherent (read-only) path
 // unless they overlap the output. out may be in itself (in place); other overlap is undefined.
-// Throws std::invalid_argument if the shapes differ, coalesce::cuda_error if the launch fails.
+// Throws std::invalid_argument if the shapes differ or a pitched view's pitch is not a whole number
+// of elements, coalesce::cuda_error if the launch fails.
 template <class In, class Out, class F,
           std::enable_if_t<detail::is_walkable_v<In> && detail::is_walkable_v<Out>, int> = 0>
 void transform(In in, Out out, F f, cudaStream_t stream = 0) {
