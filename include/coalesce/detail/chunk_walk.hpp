@@ -51,7 +51,6 @@ constexpr unsigned chunk_elements_for(std::size_t widest) {
   return widest == 0 || widest > 16 || (widest & (widest - 1)) != 0 ? 1u : unsigned(16 / widest);
 }
 
-
 // Non-coherent (read-only path) loads of 1 to 16 bytes. Unlike __ldg, whose asm is volatile,
 // these may be dropped by the compiler when f never uses the value, so a transform reading 3 of
 // 6 columns loads 3.
