@@ -63,7 +63,8 @@ class pitched_view {
   // The same, where the first `owned_row_bytes` bytes of each row (at least cols * sizeof(T), at
   // most the pitch) belong to this view alone: its elements, then padding that holds zero bytes
   // and that nothing else reads or writes. A pitched_matrix's view() owns its padding.
-  // Algorithms may then rewrite that padding, unchanged, to store whole 64-byte units.
+  // Algorithms may then load that padding with the row to move whole 128-byte lines; they never
+  // hand it to user code and never change it.
   COALESCE_HOST_DEVICE pitched_view(T* data, std::size_t rows, std::size_t cols, std::size_t pitch_bytes,
                                     std::size_t owned_row_bytes)
       : data_(data), rows_(rows), cols_(cols), pitch_(pitch_bytes), owned_(owned_row_bytes) {
@@ -81,7 +82,8 @@ class pitched_view {
 
   // From a 2D layout_stride mdspan whose column stride is 1 (contiguous rows).
   COALESCE_HOST_DEVICE explicit pitched_view(const pitched_mdspan<T>& m)
-      : data_(m.data_handle()), rows_(m.extent(0)), cols_(m.extent(1)), pitch_(m.stride(0) * sizeof(T)) {
+      : data_(m.data_handle()), rows_(m.extent(0)), cols_(m.extent(1)), pitch_(m.stride(0) * sizeof(T)),
+        owned_(m.extent(1) * sizeof(T)) {
     COALESCE_ASSERT(m.extent(1) <= 1 || m.stride(1) == 1, "coalesce::pitched_view: the mdspan's column stride must be 1");
   }
 

@@ -186,6 +186,10 @@ TEST_CASE("a matrix's view owns its rows' padding, a right-edge block keeps it, 
   REQUIRE(whole.block(1, 5, 3, 10).owned_row_bytes() == 10 * sizeof(float));
   REQUIRE(pitched_view<float>(m.data(), 7, 1001, m.pitch_bytes()).owned_row_bytes() == 1001 * sizeof(float));
   REQUIRE(pitched_view<const float>(whole).owned_row_bytes() == m.pitch_bytes());
+  // A view from an mdspan knows nothing of padding: it owns its elements only, and so do its blocks.
+  const pitched_view<float> from_mdspan(whole.to_mdspan());
+  REQUIRE(from_mdspan.owned_row_bytes() == 1001 * sizeof(float));
+  REQUIRE(from_mdspan.block(0, 5, 7, 996).owned_row_bytes() == 996 * sizeof(float));
   // The padding holds zero bytes whatever filled the elements.
   const auto* bytes = reinterpret_cast<const unsigned char*>(m.data());
   for (std::size_t r = 0; r < 7; ++r)
