@@ -10,18 +10,16 @@
 
 namespace coalesce::detail {
 
-// The blocks to launch of `kernel` (with `threads_per_block` threads and `dynamic_shared_bytes`)
+// The blocks to launch of `kernel` (with `threads_per_block` threads and no dynamic shared memory)
 // when it strides over `blocks_wanted` blocks' worth of work: one full wave of resident blocks on
 // the current device - enough loads in flight to cover DRAM latency, no tail of half-empty waves -
 // or fewer when the work is smaller. At least 1.
 template <class Kernel>
-unsigned one_wave_grid(Kernel kernel, unsigned threads_per_block, std::size_t blocks_wanted,
-                       std::size_t dynamic_shared_bytes = 0) {
+unsigned one_wave_grid(Kernel kernel, unsigned threads_per_block, std::size_t blocks_wanted) {
   int device = 0, sms = 0, resident = 0;
   throw_on_error(::cudaGetDevice(&device), "cudaGetDevice");
   throw_on_error(::cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
-  throw_on_error(::cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, int(threads_per_block),
-                                                                       dynamic_shared_bytes),
+  throw_on_error(::cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, int(threads_per_block), 0),
                  "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
   const std::size_t wave = std::size_t(sms) * std::size_t(resident > 0 ? resident : 1);
   const std::size_t grid = blocks_wanted < wave ? blocks_wanted : wave;
