@@ -1,5 +1,7 @@
-// The particle update on coalesce::soa_view: the unit whose compile time and machine code are
-// compared with particles_raw.cu (same kernel on six raw __restrict__ pointers).
+// The particle update on a coalesce::soa_view. codegen.particles requires its kernel to have the
+// memory instructions of the same kernel on plain pointers (particles_plain.cu), and no spills or
+// stack frame: the view is meant to cost nothing. It is also a unit of the coalesce_compile_cost
+// benchmark (bench/), timed against the raw-pointer unit (particles_restrict.cu).
 #include <coalesce/soa.hpp>
 
 struct Particle {

@@ -1,4 +1,8 @@
-// The particle update hand-written on raw SoA columns: the baseline for particles_soa.cu.
+// The particle update hand-written on six __restrict__ SoA columns. codegen.particles prints its
+// memory instructions next to the soa_view kernel's without comparing them: __restrict__ lets
+// the compiler read vx, vy, vz through the read-only path (LDG.E.CONSTANT) and move loads above
+// stores, which a soa_view cannot earn (it cannot promise that its columns do not alias). It is
+// also the raw-pointer baseline of the coalesce_compile_cost benchmark (bench/).
 #include <cstddef>
 
 __global__ void advance(float* __restrict__ x, float* __restrict__ y, float* __restrict__ z, const float* __restrict__ vx,
