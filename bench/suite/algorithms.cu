@@ -1,17 +1,13 @@
-// The algorithm groups of the benchmark: for each piece of work, the hand-written kernels a user
-// would write (naive and best), Thrust and CUB, and coalesce, on the same buffers. Every
-// implementation is checked once against the host before it is timed.
+// The algorithm groups of the benchmark: for each piece of work, coalesce against its competitors
+// (tests/support/competitors.cuh: one element per thread, the fastest hand-written kernel we know,
+// Thrust with par_nosync, CUB) on the same buffers. Every implementation is checked once against
+// the host before it is timed.
 #include "bench.hpp"
 
 #include <coalesce/algorithm.hpp>
 #include <coalesce/pitched_matrix.hpp>
 #include <coalesce/soa.hpp>
-
-#include <cub/device/device_transform.cuh>
-#include <thrust/execution_policy.h>
-#include <thrust/for_each.h>
-#include <thrust/iterator/zip_iterator.h>
-#include <thrust/transform.h>
+#include <coalesce/soa_convert.hpp>
 
 #include "mixed.hpp"
 #include "particles.hpp"
@@ -22,17 +18,15 @@
 namespace bench {
 namespace {
 
+namespace cc = coalesce_test::competitors;
+
 // dt is a power of two, so v * dt is exact and the device's fused multiply-add rounds as the host does.
 constexpr float dt = 0.5f;
 
 using coalesce_test::random_particles;
 
 std::vector<Particle> drifted(std::vector<Particle> p) {
-  for (auto& q : p) {
-    q.x += q.vx * dt;
-    q.y += q.vy * dt;
-    q.z += q.vz * dt;
-  }
+  for (auto& q : p) cc::drift_struct{dt}(q);
   return p;
 }
 
@@ -43,10 +37,6 @@ bool same_particles(const std::vector<Particle>& a, const std::vector<Particle>&
   return true;
 }
 
-unsigned blocks_for(std::size_t n, unsigned threads) { return unsigned((n + threads - 1) / threads); }
-
-// --- particle update -------------------------------------------------------------------------
-
 struct drift {
   template <class P>
   __device__ void operator()(P&& p) const {
@@ -56,61 +46,15 @@ struct drift {
   }
 };
 
-__global__ void drift_soa_naive(float* x, float* y, float* z, const float* vx, const float* vy, const float* vz,
-                                std::size_t n) {
-  const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
-  if (i < n) {
-    x[i] += vx[i] * dt;
-    y[i] += vy[i] * dt;
-    z[i] += vz[i] * dt;
-  }
-}
-
-// The best a careful user writes by hand: float4 columns, a grid-stride loop sized to one wave,
-// __restrict__ so the velocities take the read-only path.
-__global__ void drift_soa_float4(float4* __restrict__ x, float4* __restrict__ y, float4* __restrict__ z,
-                                 const float4* __restrict__ vx, const float4* __restrict__ vy,
-                                 const float4* __restrict__ vz, std::size_t n4) {
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n4; i += std::size_t(gridDim.x) * blockDim.x) {
-    float4 px = x[i], py = y[i], pz = z[i];
-    const float4 vxi = vx[i], vyi = vy[i], vzi = vz[i];
-    px.x += vxi.x * dt; px.y += vxi.y * dt; px.z += vxi.z * dt; px.w += vxi.w * dt;
-    py.x += vyi.x * dt; py.y += vyi.y * dt; py.z += vyi.z * dt; py.w += vyi.w * dt;
-    pz.x += vzi.x * dt; pz.y += vzi.y * dt; pz.z += vzi.z * dt; pz.w += vzi.w * dt;
-    x[i] = px;
-    y[i] = py;
-    z[i] = pz;
-  }
-}
-
-__global__ void drift_aos_naive(Particle* p, std::size_t n) {
-  const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
-  if (i < n) drift{}(p[i]);
-}
-
-struct drift_tuple {
-  template <class Tuple>
-  __device__ void operator()(Tuple t) const {
-    thrust::get<0>(t) += thrust::get<3>(t) * dt;
-    thrust::get<1>(t) += thrust::get<4>(t) * dt;
-    thrust::get<2>(t) += thrust::get<5>(t) * dt;
-  }
+struct reflect_in_place {
+  __device__ void operator()(float& x) const { x = 0.25f - x; }
 };
 
-struct drifted_position {
-  template <class Tuple>
-  __device__ thrust::tuple<float, float, float> operator()(const Tuple& t) const {
-    return {thrust::get<0>(t) + thrust::get<3>(t) * dt, thrust::get<1>(t) + thrust::get<4>(t) * dt,
-            thrust::get<2>(t) + thrust::get<5>(t) * dt};
-  }
-};
 
-unsigned one_wave(const void* kernel, unsigned threads) {
-  int sms = 0, resident = 0, device = 0;
-  coalesce::throw_on_error(cudaGetDevice(&device), "cudaGetDevice");
-  coalesce::throw_on_error(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "attribute");
-  coalesce::throw_on_error(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, int(threads), 0), "occupancy");
-  return unsigned(sms * resident);
+// Why a row may run above 100% of cudaMemcpy.
+std::string read_heavy_note(const std::string& mix) {
+  return mix + ": more bytes read than written, where a copy reads and writes equal amounts; such mixes can run "
+               "above 100% of cudaMemcpy, never above the DRAM peak";
 }
 
 }  // namespace
@@ -125,132 +69,89 @@ void particle_update(runner& r) {
   coalesce::soa_vector<Particle> soa(initial);
   ct::device_buffer<Particle> aos(initial);
   const auto v = soa.view();
-  float *x = v.column<&Particle::x>(), *y = v.column<&Particle::y>(), *z = v.column<&Particle::z>();
-  float *vx = v.column<&Particle::vx>(), *vy = v.column<&Particle::vy>(), *vz = v.column<&Particle::vz>();
-  const auto zip_all = thrust::make_zip_iterator(x, y, z, vx, vy, vz);
-  const auto zip_positions = thrust::make_zip_iterator(x, y, z);
-  const unsigned float4_blocks = one_wave(reinterpret_cast<const void*>(drift_soa_float4), 256);
+  const cc::particle_columns columns{v.column<&Particle::x>(),  v.column<&Particle::y>(),  v.column<&Particle::z>(),
+                                     v.column<&Particle::vx>(), v.column<&Particle::vy>(), v.column<&Particle::vz>(), n};
+  Particle* structs = aos.data();
 
-  struct candidate {
-    std::string name;
-    bool aos;
-    std::function<void(cudaStream_t)> launch;
-  };
-  const std::vector<candidate> candidates = {
-      {"hand-written SoA, one element per thread", false,
-       [=](cudaStream_t s) { drift_soa_naive<<<blocks_for(n, 256), 256, 0, s>>>(x, y, z, vx, vy, vz, n); }},
-      {"hand-written AoS (Particle*), one per thread", true,
-       [&, n](cudaStream_t s) { drift_aos_naive<<<blocks_for(n, 256), 256, 0, s>>>(aos.data(), n); }},
-      {"hand-written SoA, float4 + grid-stride + restrict", false,
-       [=](cudaStream_t s) {
-         drift_soa_float4<<<float4_blocks, 256, 0, s>>>(reinterpret_cast<float4*>(x), reinterpret_cast<float4*>(y),
-                                                        reinterpret_cast<float4*>(z), reinterpret_cast<const float4*>(vx),
-                                                        reinterpret_cast<const float4*>(vy),
-                                                        reinterpret_cast<const float4*>(vz), n / 4);
-       }},
-      {"thrust::transform, zip of 6 columns into 3", false,
-       [=](cudaStream_t s) { thrust::transform(thrust::cuda::par.on(s), zip_all, zip_all + n, zip_positions, drifted_position{}); }},
-      {"thrust::for_each, zip in place", false,
-       [=](cudaStream_t s) { thrust::for_each(thrust::cuda::par.on(s), zip_all, zip_all + n, drift_tuple{}); }},
-      {"coalesce::for_each(soa_view)", false, [=](cudaStream_t s) { coalesce::for_each(v, drift{}, s); }},
-  };
+  const auto candidates =
+      cc::particle_update(columns, dt) +
+      std::vector<candidate>{
+          cc::particle_update_on_structs(structs, n, dt),
+          {"coalesce::for_each(soa_view)", row_role::library, [=](cudaStream_t s) { coalesce::for_each(v, drift{}, s); },
+           target(targets::particle_update_of_peak), read_heavy_note("6 columns read, 3 written")},
+      };
   for (const auto& c : candidates) {
-    if (c.aos) {
+    const bool on_structs = c.role == row_role::context;
+    if (on_structs) {
       aos.upload(initial);
     } else {
       soa.assign(initial_columns);
     }
     c.launch(0);
     ct::check_sync(c.name.c_str());
-    if (!same_particles(c.aos ? aos.download() : soa.to_vector(), expected)) r.mismatch(group + ": " + c.name);
-    r.run(group, c.name, 36.0 * double(n), c.launch);
+    if (!same_particles(on_structs ? aos.download() : soa.to_vector(), expected)) r.mismatch(group + ": " + c.name);
   }
+  r.measure(group, candidates, 36.0 * double(n));
 }
 
-// --- one column ------------------------------------------------------------------------------
-
-namespace {
-
-// x -> 0.25 - x: every launch changes every value (a map that converged would let coalesce skip
-// its stores after a few launches and flatter it), and host and device round it the same way.
-struct reflect {
-  __device__ float operator()(float x) const { return 0.25f - x; }
-};
-struct reflect_in_place {
-  __device__ void operator()(float& x) const { x = 0.25f - x; }
-};
-
-__global__ void column_naive(float* x, std::size_t n) {
-  const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
-  if (i < n) x[i] = 0.25f - x[i];
-}
-
-__global__ void column_float4(float4* __restrict__ x, std::size_t n4) {
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n4; i += std::size_t(gridDim.x) * blockDim.x) {
-    float4 v = x[i];
-    v.x = 0.25f - v.x;
-    v.y = 0.25f - v.y;
-    v.z = 0.25f - v.z;
-    v.w = 0.25f - v.w;
-    x[i] = v;
-  }
-}
-
-}  // namespace
-
-void one_column(runner& r) {
-  const std::string group = "one float column, read-modify-write";
+void column_in_place(runner& r) {
+  const std::string group = "one float column in place";
   std::printf("%s\n", group.c_str());
   const std::size_t n = std::size_t(1) << 28;
   const auto initial = ct::random_values<float>(n);
   std::vector<float> expected(initial);
-  for (auto& e : expected) e = 0.25f - e;
-  ct::device_buffer<float> data(initial), out(n);
+  for (auto& e : expected) e = cc::reflect{}(e);
+  ct::device_buffer<float> data(initial);
   float* x = data.data();
-  float* y = out.data();
-  const unsigned float4_blocks = one_wave(reinterpret_cast<const void*>(column_float4), 256);
 
-  struct candidate {
-    std::string name;
-    bool out_of_place;
-    std::function<void(cudaStream_t)> launch;
-  };
-  const std::vector<candidate> candidates = {
-      {"hand-written, one element per thread", false,
-       [=](cudaStream_t s) { column_naive<<<blocks_for(n, 256), 256, 0, s>>>(x, n); }},
-      {"hand-written, float4 + grid-stride", false,
-       [=](cudaStream_t s) { column_float4<<<float4_blocks, 256, 0, s>>>(reinterpret_cast<float4*>(x), n / 4); }},
-      {"thrust::transform in place", false,
-       [=](cudaStream_t s) { thrust::transform(thrust::cuda::par.on(s), x, x + n, x, reflect{}); }},
-      {"cub::DeviceTransform in place", false,
-       [=](cudaStream_t s) {
-         coalesce::throw_on_error(cub::DeviceTransform::Transform(x, x, n, reflect{}, s), "cub::DeviceTransform");
-       }},
-      {"coalesce::for_each(span)", false,
-       [=](cudaStream_t s) { coalesce::for_each(cuda::std::span<float>(x, n), reflect_in_place{}, s); }},
-      {"cub::DeviceTransform, into another column", true,
-       [=](cudaStream_t s) {
-         coalesce::throw_on_error(cub::DeviceTransform::Transform(x, y, n, reflect{}, s), "cub::DeviceTransform");
-       }},
-      {"coalesce::transform, into another column", true,
-       [=](cudaStream_t s) {
-         coalesce::transform(cuda::std::span<const float>(x, n), cuda::std::span<float>(y, n), reflect{}, s);
-       }},
-  };
+  const auto candidates =
+      cc::column_in_place(x, n) +
+      std::vector<candidate>{{"coalesce::for_each(span)", row_role::library,
+                              [=](cudaStream_t s) { coalesce::for_each(cuda::std::span<float>(x, n), reflect_in_place{}, s); },
+                              target(targets::one_column_of_peak)}};
   for (const auto& c : candidates) {
     data.upload(initial);
     c.launch(0);
     ct::check_sync(c.name.c_str());
-    if ((c.out_of_place ? out.download() : data.download()) != expected) r.mismatch(group + ": " + c.name);
-    r.run(group, c.name, 8.0 * double(n), c.launch);
+    if (data.download() != expected) r.mismatch(group + ": " + c.name);
   }
+  r.measure(group, candidates, 8.0 * double(n));
+}
+
+void column_into_another(runner& r) {
+  const std::string group = "one float column into another";
+  std::printf("%s\n", group.c_str());
+  const std::size_t n = std::size_t(1) << 28;
+  const auto initial = ct::random_values<float>(n);
+  std::vector<float> expected(initial);
+  for (auto& e : expected) e = cc::reflect{}(e);
+  const ct::device_buffer<float> data(initial);
+  ct::device_buffer<float> out(n);
+  const float* x = data.data();
+  float* y = out.data();
+
+  const auto candidates =
+      cc::column_into_another(x, y, n) +
+      std::vector<candidate>{{"coalesce::transform(span, span)", row_role::library,
+                              [=](cudaStream_t s) {
+                                coalesce::transform(cuda::std::span<const float>(x, n), cuda::std::span<float>(y, n),
+                                                    cc::reflect{}, s);
+                              },
+                              target(targets::one_column_of_peak)}};
+  for (const auto& c : candidates) {
+    out.poison();
+    c.launch(0);
+    ct::check_sync(c.name.c_str());
+    if (out.download() != expected) r.mismatch(group + ": " + c.name);
+  }
+  r.measure(group, candidates, 8.0 * double(n));
 }
 
 // --- eight mixed columns -----------------------------------------------------------------------
 
 namespace {
 
-// Reads all eight columns, writes a, b and g; no column converges, so every launch stores all three.
+// The same update as competitors' mix_tuple, on coalesce's element proxy.
 struct mix {
   template <class M>
   __host__ __device__ void operator()(M&& m) const {
@@ -259,26 +160,6 @@ struct mix {
     coalesce::get<6>(m) += std::int32_t(coalesce::get<7>(m));
   }
 };
-
-struct mix_tuple {
-  template <class Tuple>
-  __device__ void operator()(Tuple t) const {
-    thrust::get<0>(t) += thrust::get<4>(t) * float(thrust::get<2>(t) & 7);
-    thrust::get<1>(t) = thrust::get<5>(t) * double(thrust::get<3>(t)) - thrust::get<1>(t);
-    thrust::get<6>(t) += std::int32_t(thrust::get<7>(t));
-  }
-};
-
-__global__ void mix_naive(float* __restrict__ a, double* __restrict__ b, const std::int32_t* __restrict__ c,
-                          const std::int16_t* __restrict__ d, const float* __restrict__ e, const double* __restrict__ f,
-                          std::int32_t* __restrict__ g, const std::int16_t* __restrict__ h, std::size_t n) {
-  const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
-  if (i < n) {
-    a[i] += e[i] * float(c[i] & 7);
-    b[i] = f[i] * double(d[i]) - b[i];
-    g[i] += std::int32_t(h[i]);
-  }
-}
 
 std::vector<Mixed> random_mixed(std::size_t n) {
   const auto r = ct::random_values<float>(2 * n);
@@ -311,29 +192,22 @@ void mixed_columns(runner& r) {
   const coalesce::soa_vector<Mixed, coalesce::host_space> initial_columns(initial);
   coalesce::soa_vector<Mixed> soa(initial);
   const auto v = soa.view();
+  const cc::mixed_columns columns{v.column<0>(), v.column<1>(), v.column<2>(), v.column<3>(), v.column<4>(),
+                                  v.column<5>(), v.column<6>(), v.column<7>(), n};
 
-  const std::vector<candidate> candidates = {
-      {"hand-written, one element per thread, restrict",
-       [=](cudaStream_t s) {
-         mix_naive<<<blocks_for(n, 256), 256, 0, s>>>(v.column<0>(), v.column<1>(), v.column<2>(), v.column<3>(),
-                                                      v.column<4>(), v.column<5>(), v.column<6>(), v.column<7>(), n);
-       }},
-      {"thrust::for_each, zip of 8 columns in place",
-       [=](cudaStream_t s) {
-         const auto zip = thrust::make_zip_iterator(v.column<0>(), v.column<1>(), v.column<2>(), v.column<3>(),
-                                                    v.column<4>(), v.column<5>(), v.column<6>(), v.column<7>());
-         thrust::for_each(thrust::cuda::par.on(s), zip, zip + n, mix_tuple{});
-       }},
-      {"coalesce::for_each(soa_view)", [=](cudaStream_t s) { coalesce::for_each(v, mix{}, s); }},
-  };
+  const auto candidates =
+      cc::mixed_update(columns) +
+      std::vector<candidate>{{"coalesce::for_each(soa_view)", row_role::library,
+                              [=](cudaStream_t s) { coalesce::for_each(v, mix{}, s); }, target(targets::mixed_columns_of_peak),
+                              read_heavy_note("36 bytes read, 16 written per element")}};
   // Bytes the work must move: all 8 columns read (36 B), a, b, g written (16 B).
   for (const auto& c : candidates) {
     soa.assign(initial_columns);
     c.launch(0);
     ct::check_sync(c.name.c_str());
     if (!same_mixed(soa.to_vector(), expected)) r.mismatch(group + ": " + c.name);
-    r.run(group, c.name, 52.0 * double(n), c.launch);
   }
+  r.measure(group, candidates, 52.0 * double(n));
 }
 
 // --- pitched rows --------------------------------------------------------------------------------
@@ -345,85 +219,48 @@ struct reflect_at {
   __device__ void operator()(std::size_t i, std::size_t j) const { v(i, j) = 0.25f - v(i, j); }
 };
 
-__global__ void rows_2d_naive(coalesce::pitched_view<float> m) {
-  const std::size_t c = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
-  const std::size_t r = blockIdx.y * std::size_t(blockDim.y) + threadIdx.y;
-  if (r < m.rows() && c < m.cols()) m(r, c) = 0.25f - m(r, c);
-}
-
-// float4 along each row (rows start on 128-byte boundaries), the rows' vectors walked as one
-// grid-stride range.
-__global__ void rows_float4(float* __restrict__ data, std::size_t rows, std::size_t vectors_per_row, std::size_t pitch4) {
-  const std::size_t total = rows * vectors_per_row;
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < total; i += std::size_t(gridDim.x) * blockDim.x) {
-    const std::size_t r = unsigned(i) / unsigned(vectors_per_row), k = unsigned(i) % unsigned(vectors_per_row);
-    float4* p = reinterpret_cast<float4*>(data) + r * pitch4 + k;
-    float4 v = *p;
-    v.x = 0.25f - v.x;
-    v.y = 0.25f - v.y;
-    v.z = 0.25f - v.z;
-    v.w = 0.25f - v.w;
-    *p = v;
-  }
-}
-
 }  // namespace
 
 void pitched_rows(runner& r) {
-  const std::string group = "row operation, pitched 200000 x 1000 floats";
+  const std::string group = "row operation in place, pitched 200000 x 1000 floats";
   std::printf("%s\n", group.c_str());
   const std::size_t rows = 200000, cols = 1000;
   const auto initial = ct::random_values<float>(rows * cols);
   std::vector<float> expected(initial);
-  for (auto& e : expected) e = 0.25f - e;
+  for (auto& e : expected) e = cc::reflect{}(e);
   coalesce::pitched_matrix<float> m(initial, rows, cols);
   ct::device_buffer<float> dense(initial);
   const auto v = m.view();
-  const unsigned float4_blocks = one_wave(reinterpret_cast<const void*>(rows_float4), 256);
+  float* dense_data = dense.data();
 
-  struct candidate {
-    std::string name;
-    bool dense;
-    std::function<void(cudaStream_t)> launch;
-  };
-  const std::vector<candidate> candidates = {
-      {"hand-written 2D, 16 x 16 threads", false,
-       [=](cudaStream_t s) {
-         rows_2d_naive<<<dim3(unsigned((cols + 15) / 16), unsigned((rows + 15) / 16)), dim3(16, 16), 0, s>>>(v);
-       }},
-      {"coalesce::for_each_index(r, c), 128 x 4 walk", false,
-       [=](cudaStream_t s) {
-         coalesce::for_each_index(v, reflect_at{v}, s);
-       }},
-      {"hand-written float4 rows, grid-stride", false,
-       [=](cudaStream_t s) {
-         rows_float4<<<float4_blocks, 256, 0, s>>>(v.data(), rows, cols / 4, v.pitch_bytes() / sizeof(float4));
-       }},
-      {"coalesce::for_each(pitched_view)", false,
-       [=](cudaStream_t s) { coalesce::for_each(v, reflect_in_place{}, s); }},
-      {"cub::DeviceTransform, same floats dense", true,
-       [&dense, n = rows * cols](cudaStream_t s) {
-         coalesce::throw_on_error(cub::DeviceTransform::Transform(dense.data(), dense.data(), n, reflect{}, s),
-                                  "cub::DeviceTransform");
-       }},
-  };
+  const auto candidates =
+      cc::pitched_in_place(v) +
+      std::vector<candidate>{
+          cc::column_in_place_with_cub(dense_data, rows * cols, "cub::DeviceTransform, the same floats dense"),
+          {"coalesce::for_each_index(r, c), 128 x 4 walk", row_role::library,
+           [=](cudaStream_t s) { coalesce::for_each_index(v, reflect_at{v}, s); }, std::nullopt,
+           "f(r, c) may read anything, so the walk loads one element per call; no target"},
+          {"coalesce::for_each(pitched_view)", row_role::library,
+           [=](cudaStream_t s) { coalesce::for_each(v, reflect_in_place{}, s); }, target(targets::pitched_rows_of_peak)},
+      };
   for (const auto& c : candidates) {
-    if (c.dense) {
+    const bool on_dense = c.role == row_role::context;
+    if (on_dense) {
       dense.upload(initial);
     } else {
       m.copy_from(initial);
     }
     c.launch(0);
     ct::check_sync(c.name.c_str());
-    if ((c.dense ? dense.download() : m.to_vector()) != expected) r.mismatch(group + ": " + c.name);
-    r.run(group, c.name, 8.0 * double(rows * cols), c.launch);
+    if ((on_dense ? dense.download() : m.to_vector()) != expected) r.mismatch(group + ": " + c.name);
   }
+  r.measure(group, candidates, 8.0 * double(rows * cols));
 }
 
 // --- array of structs ------------------------------------------------------------------------------
 
 void array_of_structs(runner& r) {
-  const std::string group = "array of structs (Particle*, 24 B), whole structs read and written";
+  const std::string group = "array of structs in place (Particle*, 24 B), whole structs read and written";
   std::printf("%s\n", group.c_str());
   const std::size_t n = std::size_t(1) << 25;
   const auto initial = random_particles(n);
@@ -431,22 +268,61 @@ void array_of_structs(runner& r) {
   ct::device_buffer<Particle> aos(initial);
   Particle* p = aos.data();
 
-  const std::vector<candidate> candidates = {
-      {"hand-written, one Particle per thread",
-       [=](cudaStream_t s) { drift_aos_naive<<<blocks_for(n, 256), 256, 0, s>>>(p, n); }},
-      {"thrust::for_each(Particle*)",
-       [=](cudaStream_t s) {
-         thrust::for_each(thrust::cuda::par.on(s), p, p + n, drift{});
-       }},
-      {"coalesce::for_each(Particle*, n), staged", [=](cudaStream_t s) { coalesce::for_each(p, n, drift{}, s); }},
-  };
+  const auto candidates =
+      cc::structs_in_place(p, n, dt) +
+      std::vector<candidate>{{"coalesce::for_each(Particle*, n), staged", row_role::library,
+                              [=](cudaStream_t s) { coalesce::for_each(p, n, cc::drift_struct{dt}, s); }, target(targets::array_of_structs_of_peak)}};
   for (const auto& c : candidates) {
     aos.upload(initial);
     c.launch(0);
     ct::check_sync(c.name.c_str());
     if (!same_particles(aos.download(), expected)) r.mismatch(group + ": " + c.name);
-    r.run(group, c.name, 48.0 * double(n), c.launch);
   }
+  r.measure(group, candidates, 48.0 * double(n));
+}
+
+// --- conversion ------------------------------------------------------------------------------------
+
+void conversion(runner& r) {
+  const std::size_t n = std::size_t(1) << 25;
+  const auto initial = random_particles(n);
+  const ct::device_buffer<Particle> aos(initial);
+  ct::device_buffer<Particle> back(n);
+  coalesce::soa_vector<Particle> soa(n);
+  const auto v = soa.view();
+  const cc::writable_particle_columns out{v.column<&Particle::x>(),  v.column<&Particle::y>(),  v.column<&Particle::z>(),
+                                          v.column<&Particle::vx>(), v.column<&Particle::vy>(), v.column<&Particle::vz>()};
+  const Particle* from = aos.data();
+  Particle* to = back.data();
+
+  const std::string split = "array of structs to columns (Particle* to soa_vector)";
+  std::printf("%s\n", split.c_str());
+  const auto splitters = cc::aos_to_soa(from, out, n) +
+                         std::vector<candidate>{{"coalesce::copy_aos_to_soa", row_role::library,
+                                                 [=](cudaStream_t s) { coalesce::copy_aos_to_soa(from, v, s); }, target(targets::conversion_of_peak)}};
+  for (const auto& c : splitters) {
+    for (float* column : {out.x, out.y, out.z, out.vx, out.vy, out.vz})
+      coalesce::throw_on_error(cudaMemset(column, 0xFF, n * sizeof(float)), "cudaMemset (poison)");
+    c.launch(0);
+    ct::check_sync(c.name.c_str());
+    if (!same_particles(soa.to_vector(), initial)) r.mismatch(split + ": " + c.name);
+  }
+  r.measure(split, splitters, 48.0 * double(n));
+
+  const std::string join = "columns to an array of structs (soa_vector to Particle*)";
+  std::printf("%s\n", join.c_str());
+  const auto cv = soa.const_view();
+  const cc::readable_particle_columns in{out.x, out.y, out.z, out.vx, out.vy, out.vz, n};
+  const auto joiners = cc::soa_to_aos(in, to) +
+                       std::vector<candidate>{{"coalesce::copy_soa_to_aos", row_role::library,
+                                               [=](cudaStream_t s) { coalesce::copy_soa_to_aos(cv, to, s); }, target(targets::conversion_of_peak)}};
+  for (const auto& c : joiners) {
+    back.poison();
+    c.launch(0);
+    ct::check_sync(c.name.c_str());
+    if (!same_particles(back.download(), initial)) r.mismatch(join + ": " + c.name);
+  }
+  r.measure(join, joiners, 48.0 * double(n));
 }
 
 }  // namespace bench

@@ -1,13 +1,18 @@
 // coalesce's side-by-side benchmark: the runner every group uses. A row is one kernel (or one
-// library call) on buffers several times the L2: its median time over 25 launches after warm-up,
-// its bandwidth as a share of cudaMemcpy device-to-device measured in the same process, and - when
-// hardware counters can be read - load and store sectors per request and DRAM bytes.
+// library call) on buffers at least 4x the L2: its best median time over three rounds of 25
+// launches after warm-up, its
+// bandwidth as a share of a cudaMemcpy device-to-device reference of at least as many bytes and as
+// a share of the DRAM peak, both measured in the same process, and - when hardware counters can
+// be read - load and store sectors per request and DRAM bytes. coalesce's rows carry targets
+// against the best competitor of their group; `coalesce_bench --check` fails when one is missed.
 #pragma once
 
 #include <coalesce/testing/testing.hpp>
 
+#include "competitors.hpp"
+#include "targets.hpp"
+
 #include <cstdio>
-#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,16 +20,23 @@
 namespace bench {
 
 namespace ct = coalesce::testing;
+using coalesce_test::candidate;
+using coalesce_test::operator+;
+using ct::row_role;
+using ct::row_target;
 
-// One implementation of a group's work: its name, and how to launch it on a stream.
-struct candidate {
-  std::string name;
-  std::function<void(cudaStream_t)> launch;
-};
+namespace targets = coalesce_test::targets;
+
+// The target of a coalesce row that does work its competitors do too (targets.hpp, which the
+// device tests assert as well): a share of the best competitor's bandwidth in the same run, and a
+// floor of the DRAM peak.
+inline row_target target(double min_fraction_of_dram_peak) {
+  return row_target{targets::versus_best_competitor, min_fraction_of_dram_peak};
+}
 
 class runner {
  public:
-  runner() : meter_(ct::bandwidth_meter::default_reference_bytes(), options()) {}
+  runner() : meter_(options()) {}
 
   static ct::timing_options options() {
     ct::timing_options o;
@@ -33,27 +45,37 @@ class runner {
     return o;
   }
 
-  const ct::bandwidth_meter& meter() const { return meter_; }
+  ct::bandwidth_meter& meter() { return meter_; }
   ct::counter_profiler& profiler() { return profiler_; }
   const std::vector<ct::report_row>& rows() const { return rows_; }
 
-  // Times `launch(stream)`, which does work that must move `bytes` (read + written, counted the
-  // same way for every row of a group), then reads its counters once.
-  template <class Launch>
-  ct::report_row& run(const std::string& group, const std::string& name, double bytes, Launch&& launch) {
-    const auto bandwidth = meter_.measure(launch, bytes);
-    auto row = ct::make_report_row(group, name, bandwidth);
-    if (profiler_.available()) {
-      const auto m = profiler_.measure([&] { launch(cudaStream_t{}); });
-      row.load_sectors_per_request = m.load_sectors_per_request();
-      row.store_sectors_per_request = m.store_sectors_per_request();
-      row.dram_bytes = m.dram_bytes_read() + m.dram_bytes_write();
+  // Times every candidate of `group`, which all do work that must move `bytes` (read + written,
+  // counted the same way for every row), in `rounds` interleaved rounds, keeping each one's best
+  // median (so that a clock change during one measurement cannot decide a comparison); then reads
+  // each one's counters once.
+  void measure(const std::string& group, const std::vector<candidate>& candidates, double bytes, int rounds = 3) {
+    std::vector<ct::bandwidth_result> best(candidates.size());
+    for (int round = 0; round < rounds; ++round)
+      for (std::size_t i = 0; i < candidates.size(); ++i) {
+        const auto b = meter_.measure(candidates[i].launch, bytes);
+        if (b.gigabytes_per_s > best[i].gigabytes_per_s) best[i] = b;
+      }
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      const auto& c = candidates[i];
+      auto row = ct::make_report_row(group, c.name, c.role, best[i]);
+      row.target = c.target;
+      row.note = c.note;
+      if (profiler_.available()) {
+        const auto m = profiler_.measure([&] { c.launch(cudaStream_t{}); });
+        row.load_sectors_per_request = m.load_sectors_per_request();
+        row.store_sectors_per_request = m.store_sectors_per_request();
+        row.dram_bytes = m.dram_bytes_read() + m.dram_bytes_write();
+      }
+      std::printf("  %-52s %8.1f GB/s %7.1f%% of cudaMemcpy %6.1f%% of peak\n", c.name.c_str(), row.gigabytes_per_s,
+                  100.0 * row.ratio_to_memcpy, 100.0 * row.fraction_of_dram_peak);
+      std::fflush(stdout);
+      rows_.push_back(std::move(row));
     }
-    std::printf("  %-44s %8.1f GB/s %7.1f%% of cudaMemcpy\n", name.c_str(), row.gigabytes_per_s,
-                100.0 * row.ratio_to_memcpy);
-    std::fflush(stdout);
-    rows_.push_back(std::move(row));
-    return rows_.back();
   }
 
   // Records a failed correctness check; main() exits non-zero if there was any.
@@ -72,10 +94,12 @@ class runner {
 
 // The groups, one function each (algorithms.cu, seeds.cu).
 void particle_update(runner& r);
-void one_column(runner& r);
+void column_in_place(runner& r);
+void column_into_another(runner& r);
 void mixed_columns(runner& r);
 void pitched_rows(runner& r);
 void array_of_structs(runner& r);
+void conversion(runner& r);
 void stride_sweep(runner& r);
 void misaligned_base(runner& r);
 void aos_vs_soa(runner& r);

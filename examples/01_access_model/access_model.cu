@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
   const unsigned strides[] = {1, 2, 4, 8, 16, 32};  // in floats: 4 .. 128 bytes
   const std::optional<std::string> no_gpu = ct::gpu_unavailable_reason();
 
-  struct measured { double sectors_per_request = 0, ratio = 0; };
+  struct measured { double sectors_per_request = 0, ratio = 0, of_peak = 0; };
   measured results[6];
   bool have_counters = false, mismatch = false;
   std::optional<std::string> counters_missing;
@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
     const std::size_t n = std::size_t(32) << 20;
     ct::device_buffer<float> in(n * 32), out(n);
     COALESCE_CUDA_CHECK(cudaMemset(in.data(), 0, in.size_bytes()));
-    const ct::bandwidth_meter meter;
+    ct::bandwidth_meter meter;
     ct::counter_profiler profiler;
     have_counters = profiler.available();
     if (!have_counters) counters_missing = profiler.unavailable_reason();
@@ -64,20 +64,22 @@ int main(int argc, char** argv) {
         read_strided<<<unsigned(n / 256), 256, 0, s>>>(in.data(), out.data(), n, strides[k]);
       };
       // Useful bytes: one float read and one written per thread.
-      results[k].ratio = meter.measure(launch, 8.0 * double(n)).ratio_to_memcpy;
+      const auto bw = meter.measure(launch, 8.0 * double(n));
+      results[k].ratio = bw.ratio_to_memcpy;
+      results[k].of_peak = bw.fraction_of_dram_peak;
       if (have_counters) results[k].sectors_per_request = profiler.measure([&] { launch(); }).load_sectors_per_request();
     }
   }
 
   std::printf("coalesce access model: a warp of 32 threads reading one float each at a stride\n\n");
-  std::printf("%8s %6s %9s %8s %10s %11s | %14s %12s\n", "stride", "lines", "line eff", "sectors", "sector eff",
-              "DRAM bytes", "meas. sect/req", "% memcpy");
+  std::printf("%8s %6s %9s %8s %10s %11s | %14s %12s %8s\n", "stride", "lines", "line eff", "sectors", "sector eff",
+              "DRAM bytes", "meas. sect/req", "% memcpy", "% peak");
   for (int k = 0; k < 6; ++k) {
     const auto c = m::strided_access(strides[k] * 4, 4);
     std::printf("%6u B %6u %8.2f%% %8u %9.2f%% %11zu | ", strides[k] * 4, c.lines, 100 * c.line_efficiency(), c.sectors,
                 100 * c.efficiency(), c.dram_bytes);
     if (no_gpu) {
-      std::printf("%14s %12s\n", "(needs GPU)", "(needs GPU)");
+      std::printf("%14s %12s %8s\n", "(needs GPU)", "(needs GPU)", "");
       continue;
     }
     if (have_counters) {
@@ -86,7 +88,7 @@ int main(int argc, char** argv) {
     } else {
       std::printf("%14s ", "(no counters)");
     }
-    std::printf("%11.1f%%\n", 100 * results[k].ratio);
+    std::printf("%11.1f%% %7.1f%%\n", 100 * results[k].ratio, 100 * results[k].of_peak);
   }
 
   std::printf("\nother seeds:\n");

@@ -77,12 +77,13 @@ int main() {
     COALESCE_CUDA_CHECK(cudaMemcpy2D(l.in.data(), l.in.pitch_bytes(), values.data(), cols * sizeof(float),
                                      cols * sizeof(float), rows, cudaMemcpyHostToDevice));
 
-  const ct::bandwidth_meter meter;
+  ct::bandwidth_meter meter;
   ct::counter_profiler profiler({ct::metric::global_load_sectors, ct::metric::global_load_requests,
                                  "lts__t_requests_srcunit_tex_op_read.sum"});
-  std::printf("cudaMemcpy device-to-device: %.0f GB/s (= 100%%)\n\n", meter.memcpy_gigabytes_per_s());
-  std::printf("%-10s %-26s %9s %9s %16s %14s %12s\n", "work", "layout", "GB/s", "% memcpy", "sectors/request",
-              "L2 req/request", "allocated MB");
+  std::printf("cudaMemcpy device-to-device: %.0f GB/s (= 100%%); DRAM peak: %.0f GB/s\n\n",
+              meter.memcpy_gigabytes_per_s(), meter.dram_peak_gigabytes_per_s());
+  std::printf("%-10s %-26s %9s %9s %7s %16s %14s %12s\n", "work", "layout", "GB/s", "% memcpy", "% peak",
+              "sectors/request", "L2 req/request", "allocated MB");
   bool correct = true;
   for (const char* work : {"row op", "stencil"}) {
     std::vector<float> reference;
@@ -100,8 +101,8 @@ int main() {
       const auto bw = meter.measure(launch, 2.0 * rows * cols * sizeof(float));
       std::optional<ct::counters> m;
       if (profiler.available()) m = profiler.measure([&] { launch(0); });
-      std::printf("%-10s %-26s %9.1f %8.1f%% %16s %14s %12.1f\n", work, l.name, bw.gigabytes_per_s,
-                  100.0 * bw.ratio_to_memcpy,
+      std::printf("%-10s %-26s %9.1f %8.1f%% %6.1f%% %16s %14s %12.1f\n", work, l.name, bw.gigabytes_per_s,
+                  100.0 * bw.ratio_to_memcpy, 100.0 * bw.fraction_of_dram_peak,
                   m ? number(m->load_sectors_per_request()).c_str() : "n/a",
                   m ? number((*m)["lts__t_requests_srcunit_tex_op_read.sum"] / m->global_load_requests()).c_str()
                     : "n/a",

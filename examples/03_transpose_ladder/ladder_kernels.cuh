@@ -8,7 +8,8 @@
 using coalesce::pitched_view;
 
 // Rung 1: one element per thread. Reads are coalesced; writes stride by a whole row.
-__global__ void transpose_naive(pitched_view<const float> in, pitched_view<float> out) {
+template <class T>
+__global__ void transpose_naive(pitched_view<const T> in, pitched_view<T> out) {
   const std::size_t c = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
   const std::size_t r = blockIdx.y * std::size_t(blockDim.y) + threadIdx.y;
   if (r < in.rows() && c < in.cols()) out(c, r) = in(r, c);
@@ -16,9 +17,10 @@ __global__ void transpose_naive(pitched_view<const float> in, pitched_view<float
 
 // Rungs 2-4: the textbook tiled transpose, 32 x 8 threads per 32 x 32 tile. Only the tile's
 // policy changes between rungs; the code is what a user writes with __shared__ float t[32][32].
-template <class Policy>
-__global__ void transpose_tiled(pitched_view<const float> in, pitched_view<float> out) {
-  __shared__ coalesce::shared_tile<float, 32, 32, Policy, coalesce::access::unchecked> tile;
+// The matrix's sides must be multiples of 32.
+template <class Policy, class T>
+__global__ void transpose_tiled(pitched_view<const T> in, pitched_view<T> out) {
+  __shared__ coalesce::shared_tile<T, 32, 32, Policy, coalesce::access::unchecked> tile;
   const std::size_t row0 = blockIdx.y * std::size_t(32), col0 = blockIdx.x * std::size_t(32);
   for (unsigned j = threadIdx.y; j < 32; j += 8) tile(j, threadIdx.x) = in(row0 + j, col0 + threadIdx.x);
   __syncthreads();

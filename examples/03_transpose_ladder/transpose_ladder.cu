@@ -34,11 +34,12 @@ int main() {
   for (std::size_t r = 0; r < n; ++r)
     for (std::size_t c = 0; c < n; ++c) expected[c * n + r] = values[r * n + c];
 
-  const ct::bandwidth_meter meter;
+  ct::bandwidth_meter meter;
   ct::counter_profiler profiler;
-  std::printf("cudaMemcpy device-to-device: %.0f GB/s (= 100%%)\n\n", meter.memcpy_gigabytes_per_s());
-  std::printf("%-28s %9s %9s %13s %13s %18s\n", "rung", "GB/s", "% memcpy", "load sect/req", "store sect/req",
-              "shared ld wavefr/instr");
+  std::printf("cudaMemcpy device-to-device: %.0f GB/s (= 100%%); DRAM peak: %.0f GB/s\n\n",
+              meter.memcpy_gigabytes_per_s(), meter.dram_peak_gigabytes_per_s());
+  std::printf("%-28s %9s %9s %7s %13s %13s %18s\n", "rung", "GB/s", "% memcpy", "% peak", "load sect/req",
+              "store sect/req", "shared ld wavefr/instr");
   const dim3 tiles(unsigned(n / 32), unsigned(n / 32)), tile_threads(32, 8);
   struct rung {
     const char* name;
@@ -79,11 +80,11 @@ int main() {
     const auto bw = meter.measure(launch, 2.0 * n * n * sizeof(float));
     if (profiler.available()) {
       const auto m = profiler.measure([&] { launch(0); });
-      std::printf("%-28s %9.1f %8.1f%% %13.2f %13.2f %18.2f\n", r.name, bw.gigabytes_per_s, 100.0 * bw.ratio_to_memcpy,
-                  m.load_sectors_per_request(), m.store_sectors_per_request(), m.shared_load_wavefronts_per_instruction());
+      std::printf("%-28s %9.1f %8.1f%% %6.1f%% %13.2f %13.2f %18.2f\n", r.name, bw.gigabytes_per_s,
+                  100.0 * bw.ratio_to_memcpy, 100.0 * bw.fraction_of_dram_peak, m.load_sectors_per_request(), m.store_sectors_per_request(), m.shared_load_wavefronts_per_instruction());
     } else {
-      std::printf("%-28s %9.1f %8.1f%% %13s %13s %18s\n", r.name, bw.gigabytes_per_s, 100.0 * bw.ratio_to_memcpy, "n/a",
-                  "n/a", "n/a");
+      std::printf("%-28s %9.1f %8.1f%% %6.1f%% %13s %13s %18s\n", r.name, bw.gigabytes_per_s,
+                  100.0 * bw.ratio_to_memcpy, 100.0 * bw.fraction_of_dram_peak, "n/a", "n/a", "n/a");
     }
   }
   if (!profiler.available()) std::printf("(counters unavailable: %s)\n", profiler.unavailable_reason()->c_str());

@@ -56,22 +56,23 @@ int main() {
   coalesce::soa_vector<Particle> soa(particles);      // after: six 256-byte-aligned columns
   coalesce::soa_vector<Particle> columns(particles);  // and the same, updated by for_each
 
-  const ct::bandwidth_meter meter;
+  ct::bandwidth_meter meter;
   ct::counter_profiler profiler;
   const double bytes = double(n) * 9 * sizeof(float);  // six fields read, three written
-  std::printf("cudaMemcpy device-to-device: %.0f GB/s (= 100%%)\n\n", meter.memcpy_gigabytes_per_s());
-  std::printf("%-28s %9s %9s %15s %16s %14s\n", "layout", "GB/s", "% memcpy", "load sect/req", "store sect/req",
-              "DRAM MB");
+  std::printf("cudaMemcpy device-to-device: %.0f GB/s (= 100%%); DRAM peak: %.0f GB/s\n\n",
+              meter.memcpy_gigabytes_per_s(), meter.dram_peak_gigabytes_per_s());
+  std::printf("%-28s %9s %9s %7s %15s %16s %14s\n", "layout", "GB/s", "% memcpy", "% peak", "load sect/req",
+              "store sect/req", "DRAM MB");
   auto report = [&](const char* name, auto launch) {
     const auto bw = meter.measure(launch, bytes);
     if (profiler.available()) {
       const auto m = profiler.measure([&] { launch(0); });
-      std::printf("%-28s %9.1f %8.1f%% %15.2f %16.2f %14.1f\n", name, bw.gigabytes_per_s, 100 * bw.ratio_to_memcpy,
-                  m.load_sectors_per_request(), m.store_sectors_per_request(),
+      std::printf("%-28s %9.1f %8.1f%% %6.1f%% %15.2f %16.2f %14.1f\n", name, bw.gigabytes_per_s,
+                  100 * bw.ratio_to_memcpy, 100 * bw.fraction_of_dram_peak, m.load_sectors_per_request(), m.store_sectors_per_request(),
                   (m.dram_bytes_read() + m.dram_bytes_write()) / 1e6);
     } else {
-      std::printf("%-28s %9.1f %8.1f%% %15s %16s %14s\n", name, bw.gigabytes_per_s, 100 * bw.ratio_to_memcpy, "n/a",
-                  "n/a", "n/a");
+      std::printf("%-28s %9.1f %8.1f%% %6.1f%% %15s %16s %14s\n", name, bw.gigabytes_per_s, 100 * bw.ratio_to_memcpy,
+                  100 * bw.fraction_of_dram_peak, "n/a", "n/a", "n/a");
     }
   };
   const unsigned blocks = unsigned((n + 255) / 256);

@@ -1,11 +1,13 @@
-// The access model against the hardware: for each of 44 warp access patterns the model's load
-// sectors per request must equal the counters' exactly (global memory), and its shared
-// wavefronts per instruction must match within the hardware's few percent of overhead.
+// The access model against the hardware: for every warp access pattern in patterns() the model's
+// load sectors per request must equal the counters' exactly (global memory), and the hardware's
+// shared wavefronts per instruction must lie 0 to 4% above the model's, never below (its own
+// overhead, seen on conflict-free code too); DRAM bytes read must be within 3% of the model's.
 #include <coalesce/model.hpp>
 #include <coalesce/testing/testing.hpp>
 
-#include "coalesce_test.hpp"
+#include "coalesce_device_test.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -163,9 +165,12 @@ std::uint64_t offset_of(const pattern& p, unsigned lane) { return p.offset[lane]
 
 }  // namespace
 
-TEST_CASE("the model's sectors and wavefronts match the hardware's on 44 access patterns") {
+TEST_CASE("the model's sectors and wavefronts match the hardware's on every access pattern") {
   const auto all = patterns();
   REQUIRE(all.size() >= 30);
+  const auto shared_count = std::count_if(all.begin(), all.end(), [](const named_pattern& p) { return p.shared; });
+  std::printf("%zu access patterns: %zu global, %zu shared\n", all.size(), all.size() - std::size_t(shared_count),
+              std::size_t(shared_count));
   const unsigned threads = 128;
   const unsigned blocks = ct::under_sanitizer() ? 8 : 2048;
   const std::size_t warps = std::size_t(blocks) * threads / 32;
@@ -176,9 +181,8 @@ TEST_CASE("the model's sectors and wavefronts match the hardware's on 44 access 
   // Every pattern runs (and is checked by the sanitizers) even where counters are unavailable.
   for (const auto& np : all) launch_pattern(np, data.data(), out.data(), blocks, threads);
   ct::check_sync();
-  if (ct::under_sanitizer()) COALESCE_SKIP("hardware counters are not read under compute-sanitizer");
-  ct::counter_profiler profiler;
-  if (!profiler.available()) COALESCE_SKIP("hardware counters unavailable: " + *profiler.unavailable_reason());
+  COALESCE_REQUIRE_COUNTERS(coalesce_test::profiler());
+  auto& profiler = coalesce_test::profiler();
 
   std::printf("%-46s %5s | %9s %9s | %s\n", "pattern", "width", "model", "measured", "");
   int disagreements = 0;
@@ -190,7 +194,7 @@ TEST_CASE("the model's sectors and wavefronts match the hardware's on 44 access 
     if (np.shared) {
       model = m::warp_shared_access(lane, np.width, np.p.active).wavefronts;
       measured = counters.shared_load_wavefronts_per_instruction();
-      agree = std::abs(measured / model - 1.0) <= 0.10;
+      agree = measured >= model && measured <= 1.04 * model;
     } else {
       model = m::warp_global_access(lane, np.width, np.p.active).sectors_per_request();
       measured = counters.load_sectors_per_request();
@@ -205,25 +209,29 @@ TEST_CASE("the model's sectors and wavefronts match the hardware's on 44 access 
 }
 
 TEST_CASE("DRAM bytes read match the model's 64-byte granularity for strided float reads") {
-  if (ct::under_sanitizer()) COALESCE_SKIP("hardware counters are not read under compute-sanitizer");
-  ct::counter_profiler profiler;
-  if (!profiler.available()) COALESCE_SKIP("hardware counters unavailable: " + *profiler.unavailable_reason());
-  // Footprint 512 MiB, many times the L2, so every read comes from DRAM.
-  const std::size_t footprint = std::size_t(512) << 20;
+  // Footprint 512 MiB, many times the L2, so every read comes from DRAM (1 MiB under a sanitizer).
+  const std::size_t footprint = ct::under_sanitizer() ? std::size_t(1) << 20 : std::size_t(512) << 20;
   ct::device_buffer<unsigned char> data(footprint);
   COALESCE_CUDA_CHECK(cudaMemset(data.data(), 0x11, footprint));
-  for (unsigned stride : {4u, 32u, 64u, 128u}) {
-    const std::size_t threads_total = footprint / global_window * 32;  // one warp per window
-    // Warp w reads 32 floats at `stride` from window w: the pattern's own cost, repeated.
+  const std::size_t threads_total = footprint / global_window * 32;  // one warp per window
+  ct::device_buffer<unsigned> out(threads_total);
+  // Warp w reads 32 floats at `stride` from window w: the pattern's own cost, repeated.
+  auto launch = [&](unsigned stride) {
+    global_pattern_load<unsigned><<<unsigned(threads_total / 128), 128>>>(data.data(), out.data(), make(0, stride));
+    ct::check_launch();
+  };
+  const unsigned strides[] = {4u, 32u, 64u, 128u};
+  for (unsigned stride : strides) launch(stride);
+  ct::check_sync();
+  COALESCE_REQUIRE_COUNTERS(coalesce_test::profiler());
+  auto& profiler = coalesce_test::profiler();
+  for (unsigned stride : strides) {
+    const auto c = profiler.measure([&] { launch(stride); });
     const pattern p = make(0, stride);
-    ct::device_buffer<unsigned> out(threads_total);
-    const auto c = profiler.measure([&] {
-      global_pattern_load<unsigned><<<unsigned(threads_total / 128), 128>>>(data.data(), out.data(), p);
-    });
     const auto lane = [&](unsigned l) { return std::uint64_t(p.offset[l]); };
     const double predicted = double(m::warp_global_access(lane, 4).dram_bytes) * double(threads_total / 32);
     std::printf("stride %3u B: DRAM read %.0f B, model %.0f B, ratio %.3f\n", stride, c.dram_bytes_read(), predicted,
                 c.dram_bytes_read() / predicted);
-    CHECK(c.dram_bytes_read() == Approx(predicted).epsilon(0.10));
+    CHECK(c.dram_bytes_read() == Approx(predicted).epsilon(0.03));
   }
 }

@@ -1,11 +1,13 @@
 // pitched_matrix on the device: copies and views are correct, padded rows cost one line per warp
-// request where dense rows cost two, a stencil runs at copy bandwidth, and failures lose nothing.
+// request where dense rows cost two, the library's stencil path (for_each_index) is measured
+// against the best hand-written stencil, and failures lose nothing.
 #include <coalesce/algorithm.hpp>
 #include <coalesce/model.hpp>
 #include <coalesce/pitched_matrix.hpp>
 #include <coalesce/testing/testing.hpp>
 
 #include "coalesce_device_test.hpp"
+#include "targets.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -91,34 +93,44 @@ struct counting_device_resource {
 };
 
 // The stencil as a user writes it for speed on a pitched_matrix: every row starts on a 128-byte
-// boundary, so float4 loads of any row need no alignment special case. Each thread makes four
-// outputs from three float4 loads (rows r-1, r, r+1) and two scalar neighbours.
+// boundary, so float4 loads of any row need no alignment special case. Four outputs from three
+// float4 loads (rows r-1, r, r+1) and two scalar neighbours, all through the read-only path.
 // Precondition: cols is a multiple of 4.
-__global__ void stencil_float4(pitched_view<const float> in, pitched_view<float> out) {
-  const std::size_t rows = in.rows();
+__device__ void stencil_four(const pitched_view<const float>& in, const pitched_view<float>& out, std::size_t r,
+                             unsigned c) {
   const unsigned cols = unsigned(in.cols());
-  for (std::size_t r = std::size_t(blockIdx.x) * blockDim.y + threadIdx.y; r < rows; r += std::size_t(gridDim.x) * blockDim.y) {
-    const bool edge_row = r == 0 || r + 1 == rows;
-    const float* mid_row = in.row(r);
-    const float* up_row = edge_row ? mid_row : in.row(r - 1);
-    const float* down_row = edge_row ? mid_row : in.row(r + 1);
-    for (unsigned c = 4 * threadIdx.x; c < cols; c += 4 * blockDim.x) {
-      const float4 mid = __ldg(reinterpret_cast<const float4*>(mid_row + c));
-      const float4 up = __ldg(reinterpret_cast<const float4*>(up_row + c));
-      const float4 down = __ldg(reinterpret_cast<const float4*>(down_row + c));
-      const float left = c > 0 ? __ldg(mid_row + c - 1) : 0.0f;
-      const float right = c + 4 < cols ? __ldg(mid_row + c + 4) : 0.0f;
-      float4 o;
-      o.x = 0.2f * (mid.x + up.x + down.x + left + mid.y);
-      o.y = 0.2f * (mid.y + up.y + down.y + mid.x + mid.z);
-      o.z = 0.2f * (mid.z + up.z + down.z + mid.y + mid.w);
-      o.w = 0.2f * (mid.w + up.w + down.w + mid.z + right);
-      if (edge_row) o = mid;
-      if (c == 0) o.x = mid.x;
-      if (c + 4 >= cols) o.w = mid.w;
-      *reinterpret_cast<float4*>(out.row(r) + c) = o;
-    }
-  }
+  const bool edge_row = r == 0 || r + 1 == in.rows();
+  const float* mid_row = in.row(r);
+  const float* up_row = edge_row ? mid_row : in.row(r - 1);
+  const float* down_row = edge_row ? mid_row : in.row(r + 1);
+  const float4 mid = __ldg(reinterpret_cast<const float4*>(mid_row + c));
+  const float4 up = __ldg(reinterpret_cast<const float4*>(up_row + c));
+  const float4 down = __ldg(reinterpret_cast<const float4*>(down_row + c));
+  const float left = c > 0 ? __ldg(mid_row + c - 1) : 0.0f;
+  const float right = c + 4 < cols ? __ldg(mid_row + c + 4) : 0.0f;
+  float4 o;
+  o.x = 0.2f * (mid.x + up.x + down.x + left + mid.y);
+  o.y = 0.2f * (mid.y + up.y + down.y + mid.x + mid.z);
+  o.z = 0.2f * (mid.z + up.z + down.z + mid.y + mid.w);
+  o.w = 0.2f * (mid.w + up.w + down.w + mid.z + right);
+  if (edge_row) o = mid;
+  if (c == 0) o.x = mid.x;
+  if (c + 4 >= cols) o.w = mid.w;
+  *reinterpret_cast<float4*>(out.row(r) + c) = o;
+}
+
+// Two shapes of it: one wave of resident 256 x 2 blocks striding over rows, and one float4 of
+// outputs per thread with a block per 256 of them (the shape that is fastest for a plain update).
+__global__ void stencil_float4_rows(pitched_view<const float> in, pitched_view<float> out) {
+  const unsigned cols = unsigned(in.cols());
+  for (std::size_t r = std::size_t(blockIdx.x) * blockDim.y + threadIdx.y; r < in.rows(); r += std::size_t(gridDim.x) * blockDim.y)
+    for (unsigned c = 4 * threadIdx.x; c < cols; c += 4 * blockDim.x) stencil_four(in, out, r, c);
+}
+
+__global__ void __launch_bounds__(256) stencil_float4_chunks(pitched_view<const float> in, pitched_view<float> out) {
+  const std::size_t vectors_per_row = in.cols() / 4;
+  const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (i < in.rows() * vectors_per_row) stencil_four(in, out, i / vectors_per_row, unsigned(i % vectors_per_row) * 4);
 }
 
 }  // namespace
@@ -191,7 +203,9 @@ TEST_CASE("fill, resize and copies are ordered on the matrix's own stream") {
   COALESCE_CUDA_CHECK(cudaStreamDestroy(stream));
 }
 
-TEST_CASE("a failed device allocation throws cuda_error, leaks nothing and leaves the matrix unchanged") {
+// [no-sanitizer]: memcheck reports the deliberate out-of-memory as an API error; it launches no
+// kernel, and scripts/device-check.sh leaves it out of the sanitizer runs.
+TEST_CASE("a failed device allocation throws cuda_error, leaks nothing and leaves the matrix unchanged", "[no-sanitizer]") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   if (ct::under_sanitizer()) COALESCE_SKIP("memcheck reports the deliberate out-of-memory as an API error");
   using counted = pitched_matrix<float, device_space, coalesce::line_aligned_rows, counting_device_resource>;
@@ -298,20 +312,26 @@ TEST_CASE("rows of 1000 floats: pitched reads take one line per request, dense r
 
 TEST_CASE("the default 128 x 4 walk is at least as fast as 16 x 16 on pitched rows") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
-  if (ct::under_sanitizer()) COALESCE_SKIP("timings are meaningless under compute-sanitizer");
-  const std::size_t rows = 200000, cols = 1000;
+  const std::size_t rows = ct::under_sanitizer() ? 256 : 200000, cols = 1000;
   pitched_matrix<float> in(rows, cols, 1.0f), out(rows, cols);
-  const ct::bandwidth_meter meter;
-  const double bytes = 2.0 * rows * cols * sizeof(float);
-  auto run = [&](row_walk shape) {
-    return meter.measure(
-        [&](cudaStream_t s) { coalesce::for_each_index(out.view(), double_plus_one{in.view(), out.view()}, shape, s); },
-        bytes);
+  auto walk = [&](row_walk shape) {
+    return [&, shape](cudaStream_t s) {
+      coalesce::for_each_index(out.view(), double_plus_one{in.view(), out.view()}, shape, s);
+    };
   };
-  const auto w128x4 = run({128, 4});
-  const auto w32x8 = run({32, 8});
-  const auto w16x16 = run({16, 16});
-  const auto w256x1 = run({256, 1});
+  for (row_walk shape : {row_walk{128, 4}, row_walk{256, 1}, row_walk{32, 8}, row_walk{16, 16}}) {
+    out.fill(0.0f);
+    walk(shape)(0);
+    const auto result = out.to_vector();
+    for (std::size_t i = 0; i < result.size(); i += 997) REQUIRE(result[i] == 3.0f);
+  }
+  COALESCE_REQUIRE_TIMING();
+  ct::bandwidth_meter meter;
+  const double bytes = 2.0 * rows * cols * sizeof(float);
+  const auto w128x4 = meter.measure(walk({128, 4}), bytes);
+  const auto w256x1 = meter.measure(walk({256, 1}), bytes);
+  const auto w32x8 = meter.measure(walk({32, 8}), bytes);
+  const auto w16x16 = meter.measure(walk({16, 16}), bytes);
   std::printf("\nrow op on a pitched 200000 x 1000 float matrix (cudaMemcpy d2d %.0f GB/s):\n", meter.memcpy_gigabytes_per_s());
   std::printf("  128 x 4 (default): %7.1f GB/s  %.3f of cudaMemcpy\n", w128x4.gigabytes_per_s, w128x4.ratio_to_memcpy);
   std::printf("  256 x 1          : %7.1f GB/s  %.3f\n", w256x1.gigabytes_per_s, w256x1.ratio_to_memcpy);
@@ -320,14 +340,14 @@ TEST_CASE("the default 128 x 4 walk is at least as fast as 16 x 16 on pitched ro
   REQUIRE(w128x4.ratio_to_memcpy >= 0.97 * w16x16.ratio_to_memcpy);
 }
 
-TEST_CASE("a 5-point stencil on a pitched 8000 x 8000 matrix is correct and runs at 80 percent of cudaMemcpy") {
+TEST_CASE("a 5-point stencil through for_each_index is correct and measured against the best hand-written stencil") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   const std::size_t n = ct::under_sanitizer() ? 300 : 8000;
   const auto values = ct::random_values<float>(n * n);
-  pitched_matrix<float> in(values, n, n), out(n, n), out_vector(n, n);
+  pitched_matrix<float> in(values, n, n), out(n, n), out_rows(n, n), out_chunks(n, n);
   REQUIRE(in.pitch_bytes() % 16 == 0);
-  // The readable version: one element per call through for_each_index.
-  auto by_element = [&](cudaStream_t s) {
+  // coalesce's path for index-space code: one element per call through for_each_index.
+  auto library = [&](cudaStream_t s) {
     coalesce::for_each_index(
         out.view(),
         [in = in.const_view(), out = out.view()] __device__(std::size_t r, std::size_t c) {
@@ -340,19 +360,22 @@ TEST_CASE("a 5-point stencil on a pitched 8000 x 8000 matrix is correct and runs
         },
         s);
   };
-  // The fast version: float4 rows, 256 x 2 threads, one wave of resident blocks.
   int resident = 0;
-  COALESCE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, stencil_float4, 512, 0));
-  const unsigned grid = unsigned(resident) * unsigned(ct::current_device_properties().multiProcessorCount);
-  auto by_vector = [&](cudaStream_t s) {
-    stencil_float4<<<grid, dim3(256, 2), 0, s>>>(in.const_view(), out_vector.view());
-    ct::check_launch("stencil_float4");
+  COALESCE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, stencil_float4_rows, 512, 0));
+  const unsigned wave = unsigned(resident) * unsigned(ct::current_device_properties().multiProcessorCount);
+  const std::vector<coalesce_test::candidate> hand_written = {
+      {"hand-written float4, one wave of 256 x 2 blocks over rows", ct::row_role::competitor,
+       [&](cudaStream_t s) { stencil_float4_rows<<<wave, dim3(256, 2), 0, s>>>(in.const_view(), out_rows.view()); }},
+      {"hand-written float4, one chunk per thread", ct::row_role::competitor,
+       [&](cudaStream_t s) {
+         stencil_float4_chunks<<<unsigned((n * n / 4 + 255) / 256), 256, 0, s>>>(in.const_view(), out_chunks.view());
+       }},
   };
-  by_element(0);
-  by_vector(0);
-  ct::check_sync();
+  library(0);
+  coalesce_test::launch_each(hand_written);
   const auto result = out.to_vector();
-  const auto result_vector = out_vector.to_vector();
+  const auto result_rows = out_rows.to_vector();
+  const auto result_chunks = out_chunks.to_vector();
   for (std::size_t r = 0; r < n; ++r)
     for (std::size_t c = 0; c < n; ++c) {
       const auto at = [&](std::size_t i, std::size_t j) { return values[i * n + j]; };
@@ -360,17 +383,14 @@ TEST_CASE("a 5-point stencil on a pitched 8000 x 8000 matrix is correct and runs
       const float expected =
           edge ? at(r, c) : 0.2f * (at(r, c) + at(r - 1, c) + at(r + 1, c) + at(r, c - 1) + at(r, c + 1));
       if (result[r * n + c] != expected) FAIL("for_each_index stencil mismatch at (" << r << ", " << c << ")");
-      if (result_vector[r * n + c] != expected) FAIL("float4 stencil mismatch at (" << r << ", " << c << ")");
+      if (result_rows[r * n + c] != expected) FAIL("float4 rows stencil mismatch at (" << r << ", " << c << ")");
+      if (result_chunks[r * n + c] != expected) FAIL("float4 chunks stencil mismatch at (" << r << ", " << c << ")");
     }
-  if (ct::under_sanitizer()) COALESCE_SKIP("timings are meaningless under compute-sanitizer");
-  const ct::bandwidth_meter meter;
-  const double bytes = 2.0 * n * n * sizeof(float);
-  const auto element = meter.measure(by_element, bytes);
-  const auto vector = meter.measure(by_vector, bytes);
-  std::printf("\n5-point stencil, pitched 8000 x 8000 floats (cudaMemcpy %.1f GB/s):\n", meter.memcpy_gigabytes_per_s());
-  std::printf("  for_each_index, one element per call: %7.1f GB/s  %.3f of cudaMemcpy\n", element.gigabytes_per_s,
-              element.ratio_to_memcpy);
-  std::printf("  float4 rows                         : %7.1f GB/s  %.3f of cudaMemcpy\n", vector.gigabytes_per_s,
-              vector.ratio_to_memcpy);
-  REQUIRE(vector.ratio_to_memcpy >= 0.80);
+  COALESCE_REQUIRE_TIMING();
+  ct::bandwidth_meter meter;
+  const auto c = coalesce_test::compare_with_competitors(meter, "5-point stencil, pitched 8000 x 8000 floats", library,
+                                                         hand_written, 2.0 * n * n * sizeof(float));
+  // for_each_index cannot see what f reads, so each call loads its own neighbours one float at a
+  // time: a known gap to the hand-written float4 stencil, held here at its measured size.
+  CHECK(c.versus_best_competitor() >= coalesce_test::targets::stencil_for_each_index_versus_hand_written);
 }

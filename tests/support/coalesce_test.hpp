@@ -32,6 +32,9 @@ namespace coalesce_test {
 
 // Records that the running test case was skipped, and why (defined in test_main.cpp).
 void record_skip(const std::string& reason);
+// Records that the running test case ran its kernels but stopped before its measurements (under
+// compute-sanitizer); the count is printed at exit (defined in test_main.cpp).
+void record_unmeasured();
 // True when COALESCE_REQUIRE_GPU (CMake option or environment) turns skips into failures.
 bool skips_are_failures();
 

@@ -24,12 +24,14 @@ std::vector<std::string>& skip_reasons() {
   static std::vector<std::string> reasons;
   return reasons;
 }
+int unmeasured_cases = 0;
 constexpr int skip_exit_code = 77;
 }  // namespace
 
 namespace coalesce_test {
 
 void record_skip(const std::string& reason) { skip_reasons().push_back(reason); }
+void record_unmeasured() { ++unmeasured_cases; }
 
 bool skips_are_failures() {
 #if defined(COALESCE_REQUIRE_GPU) && COALESCE_REQUIRE_GPU
@@ -55,6 +57,10 @@ int main(int argc, char* argv[]) {
   }
 #endif
   const int result = Catch::Session().run(argc, argv);
+  if (unmeasured_cases > 0)
+    std::printf("NOT MEASURED: %d test case(s) ran their kernels and stopped before timings and counters "
+                "(compute-sanitizer)\n",
+                unmeasured_cases);
   if (result == 0 && !skip_reasons().empty()) {
     std::printf("SKIPPED: %zu test case(s) could not run here:\n", skip_reasons().size());
     for (const auto& r : skip_reasons()) std::printf("  - %s\n", r.c_str());

@@ -1,0 +1,575 @@
+// The competitors coalesce is judged against (declared and explained in competitors.hpp): the
+// kernels and the library calls, compiled once for the device tests and the benchmark.
+#include "competitors.hpp"
+
+#include <coalesce/error.hpp>
+
+#include <cub/device/device_transform.cuh>
+#include <cuda/std/tuple>
+#include <thrust/execution_policy.h>
+#include <thrust/for_each.h>
+#include <thrust/iterator/zip_iterator.h>
+#include <thrust/transform.h>
+
+#include "mixed.hpp"
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace coalesce_test::competitors {
+namespace {
+
+constexpr unsigned block_threads = 256;
+
+inline unsigned blocks_for(std::size_t work_items, unsigned threads = block_threads) {
+  return unsigned((work_items + threads - 1) / threads);
+}
+
+// Throws unless every pointer is 16-byte aligned and n a multiple of 4: the float4 kernels' promise.
+template <class... Pointers>
+void require_float4(const char* what, std::size_t n, const Pointers*... pointers) {
+  const bool aligned = ((reinterpret_cast<std::uintptr_t>(pointers) % 16 == 0) && ...);
+  if (!aligned || n % 4 != 0)
+    throw std::invalid_argument(std::string(what) + ": needs 16-byte aligned columns and a multiple of 4 elements");
+}
+
+inline void check_cub(cudaError_t status, const char* what) { coalesce::throw_on_error(status, what); }
+
+// --- the particle update: x += vx dt, y += vy dt, z += vz dt on six float columns ------------------
+
+__global__ void drift_one_per_thread(particle_columns p, float dt) {
+  const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (i < p.n) {
+    p.x[i] += p.vx[i] * dt;
+    p.y[i] += p.vy[i] * dt;
+    p.z[i] += p.vz[i] * dt;
+  }
+}
+
+__device__ inline void add_scaled(float4& a, const float4& v, float dt) {
+  a.x += v.x * dt;
+  a.y += v.y * dt;
+  a.z += v.z * dt;
+  a.w += v.w * dt;
+}
+
+__global__ void __launch_bounds__(block_threads)
+    drift_float4(float4* __restrict__ x, float4* __restrict__ y, float4* __restrict__ z, const float4* __restrict__ vx,
+                 const float4* __restrict__ vy, const float4* __restrict__ vz, std::size_t n4, float dt) {
+  const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (i >= n4) return;
+  float4 px = x[i], py = y[i], pz = z[i];
+  add_scaled(px, vx[i], dt);
+  add_scaled(py, vy[i], dt);
+  add_scaled(pz, vz[i], dt);
+  x[i] = px;
+  y[i] = py;
+  z[i] = pz;
+}
+
+struct drift_tuple {
+  float dt;
+  template <class Tuple>
+  __device__ void operator()(Tuple t) const {
+    thrust::get<0>(t) += thrust::get<3>(t) * dt;
+    thrust::get<1>(t) += thrust::get<4>(t) * dt;
+    thrust::get<2>(t) += thrust::get<5>(t) * dt;
+  }
+};
+
+struct drifted_position {
+  float dt;
+  template <class Tuple>
+  __device__ cuda::std::tuple<float, float, float> operator()(const Tuple& t) const {
+    return {thrust::get<0>(t) + thrust::get<3>(t) * dt, thrust::get<1>(t) + thrust::get<4>(t) * dt,
+            thrust::get<2>(t) + thrust::get<5>(t) * dt};
+  }
+};
+
+struct drift_column {
+  float dt;
+  __device__ float operator()(float x, float v) const { return x + v * dt; }
+};
+
+struct drift_six {
+  float dt;
+  __device__ cuda::std::tuple<float, float, float> operator()(float x, float y, float z, float vx, float vy,
+                                                              float vz) const {
+    return {x + vx * dt, y + vy * dt, z + vz * dt};
+  }
+};
+
+// The same update on an array of 24-byte structs, one per thread: the layout SoA replaces.
+__global__ void drift_structs(Particle* p, std::size_t n, float dt) {
+  const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (i < n) {
+    p[i].x += p[i].vx * dt;
+    p[i].y += p[i].vy * dt;
+    p[i].z += p[i].vz * dt;
+  }
+}
+
+// --- one float column: x -> 0.25 - x ---------------------------------------------------------------
+// Every launch changes every value (a map that converged would let coalesce skip its stores after
+// a few launches and flatter it), and host and device round it the same way.
+
+__global__ void reflect_one_per_thread(const float* in, float* out, std::size_t n) {
+  const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (i < n) out[i] = 0.25f - in[i];
+}
+
+__device__ inline float4 reflected(float4 v) { return {0.25f - v.x, 0.25f - v.y, 0.25f - v.z, 0.25f - v.w}; }
+
+__global__ void __launch_bounds__(block_threads) reflect_float4_in_place(float4* __restrict__ x, std::size_t n4) {
+  const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (i < n4) x[i] = reflected(x[i]);
+}
+
+__global__ void __launch_bounds__(block_threads)
+    reflect_float4(const float4* __restrict__ in, float4* __restrict__ out, std::size_t n4) {
+  const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (i < n4) out[i] = reflected(in[i]);
+}
+
+// --- eight mixed columns: a += e * (c & 7), b = f * d - b, g += h --------------------------------
+// Reads all eight columns, writes a, b and g; no column converges, so every launch stores all three.
+
+__global__ void mix_one_per_thread(float* __restrict__ a, double* __restrict__ b, const std::int32_t* __restrict__ c,
+                                   const std::int16_t* __restrict__ d, const float* __restrict__ e,
+                                   const double* __restrict__ f, std::int32_t* __restrict__ g,
+                                   const std::int16_t* __restrict__ h, std::size_t n) {
+  const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (i < n) {
+    a[i] += e[i] * float(c[i] & 7);
+    b[i] = f[i] * double(d[i]) - b[i];
+    g[i] += std::int32_t(h[i]);
+  }
+}
+
+// Four elements per thread: one 16-byte access of each 4-byte column, two of each double column
+// and one 8-byte access of each short column; __restrict__ puts the five read-only columns on the
+// non-coherent path.
+__global__ void __launch_bounds__(block_threads)
+    mix_vector4(float4* __restrict__ a, double2* __restrict__ b, const int4* __restrict__ c,
+                const short4* __restrict__ d, const float4* __restrict__ e, const double2* __restrict__ f,
+                int4* __restrict__ g, const short4* __restrict__ h, std::size_t n4) {
+  const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (i >= n4) return;
+  float4 av = a[i];
+  double2 b0 = b[2 * i], b1 = b[2 * i + 1];
+  const int4 cv = c[i];
+  const short4 dv = d[i];
+  const float4 ev = e[i];
+  const double2 f0 = f[2 * i], f1 = f[2 * i + 1];
+  int4 gv = g[i];
+  const short4 hv = h[i];
+  av.x += ev.x * float(cv.x & 7);
+  av.y += ev.y * float(cv.y & 7);
+  av.z += ev.z * float(cv.z & 7);
+  av.w += ev.w * float(cv.w & 7);
+  b0.x = f0.x * double(dv.x) - b0.x;
+  b0.y = f0.y * double(dv.y) - b0.y;
+  b1.x = f1.x * double(dv.z) - b1.x;
+  b1.y = f1.y * double(dv.w) - b1.y;
+  gv.x += hv.x;
+  gv.y += hv.y;
+  gv.z += hv.z;
+  gv.w += hv.w;
+  a[i] = av;
+  b[2 * i] = b0;
+  b[2 * i + 1] = b1;
+  g[i] = gv;
+}
+
+struct mix_tuple {
+  template <class Tuple>
+  __device__ void operator()(Tuple t) const {
+    thrust::get<0>(t) += thrust::get<4>(t) * float(thrust::get<2>(t) & 7);
+    thrust::get<1>(t) = thrust::get<5>(t) * double(thrust::get<3>(t)) - thrust::get<1>(t);
+    thrust::get<6>(t) += std::int32_t(thrust::get<7>(t));
+  }
+};
+
+struct mix_a {
+  __device__ float operator()(float a, float e, std::int32_t c) const { return a + e * float(c & 7); }
+};
+struct mix_b {
+  __device__ double operator()(double b, double f, std::int16_t d) const { return f * double(d) - b; }
+};
+struct mix_g {
+  __device__ std::int32_t operator()(std::int32_t g, std::int16_t h) const { return g + std::int32_t(h); }
+};
+
+// --- rows of a pitched matrix, in place: x -> 0.25 - x -------------------------------------------
+
+__global__ void reflect_2d(coalesce::pitched_view<float> m) {
+  const std::size_t c = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  const std::size_t r = blockIdx.y * std::size_t(blockDim.y) + threadIdx.y;
+  if (r < m.rows() && c < m.cols()) m(r, c) = 0.25f - m(r, c);
+}
+
+// One float4 of a row per thread over the rows' elements only: `vectors_per_row` vectors, then the
+// next row `pitch4` vectors on.
+__global__ void __launch_bounds__(block_threads)
+    reflect_rows_float4(float4* __restrict__ data, std::size_t rows, unsigned vectors_per_row, std::size_t pitch4) {
+  const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (i >= rows * vectors_per_row) return;
+  const std::size_t r = i / vectors_per_row, k = i % vectors_per_row;
+  float4* p = data + r * pitch4 + k;
+  *p = reflected(*p);
+}
+
+// One float4 per thread over whole rows, padding included (the matrix owns it): every warp reads
+// whole 128-byte lines, and only vectors of elements are stored.
+__global__ void __launch_bounds__(block_threads)
+    reflect_whole_rows_float4(float4* __restrict__ data, std::size_t rows, std::size_t pitch4, unsigned element_vectors) {
+  const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (i >= rows * pitch4) return;
+  const float4 v = data[i];
+  if (i % pitch4 < element_vectors) data[i] = reflected(v);
+}
+
+// --- an array of 24-byte structs, in place: the particle update on Particle* ----------------------
+
+// What a careful user writes for structs coalesce may not re-lay out: the block stages its 256
+// structs through shared memory with 16-byte accesses, updates them there and writes them back.
+__global__ void __launch_bounds__(block_threads) drift_structs_staged(Particle* p, std::size_t n, float dt) {
+  constexpr unsigned words = block_threads * sizeof(Particle) / 16;  // 384 float4s
+  __shared__ float4 stage[words];
+  const std::size_t first = std::size_t(blockIdx.x) * block_threads;
+  const std::size_t count = n - first < block_threads ? n - first : block_threads;
+  auto* global = reinterpret_cast<float4*>(p + first);
+  const unsigned whole = unsigned(count * sizeof(Particle) / 16);
+  for (unsigned w = threadIdx.x; w < whole; w += block_threads) stage[w] = global[w];
+  __syncthreads();
+  Particle* mine = reinterpret_cast<Particle*>(stage) + threadIdx.x;
+  if (threadIdx.x < count) {
+    mine->x += mine->vx * dt;
+    mine->y += mine->vy * dt;
+    mine->z += mine->vz * dt;
+  }
+  __syncthreads();
+  for (unsigned w = threadIdx.x; w < whole; w += block_threads) global[w] = stage[w];
+}
+
+struct drifted_struct {
+  float dt;
+  __device__ Particle operator()(Particle p) const {
+    drift_struct{dt}(p);
+    return p;
+  }
+};
+
+// --- conversion between an array of Particles and six columns ---------------------------------------
+
+struct split_particle {
+  __device__ cuda::std::tuple<float, float, float, float, float, float> operator()(const Particle& p) const {
+    return {p.x, p.y, p.z, p.vx, p.vy, p.vz};
+  }
+};
+struct join_particle {
+  __device__ Particle operator()(float x, float y, float z, float vx, float vy, float vz) const {
+    return {x, y, z, vx, vy, vz};
+  }
+};
+struct join_tuple {
+  template <class Tuple>
+  __device__ Particle operator()(const Tuple& t) const {
+    return {thrust::get<0>(t), thrust::get<1>(t), thrust::get<2>(t), thrust::get<3>(t), thrust::get<4>(t), thrust::get<5>(t)};
+  }
+};
+
+__global__ void split_one_per_thread(const Particle* in, float* x, float* y, float* z, float* vx, float* vy, float* vz,
+                                     std::size_t n) {
+  const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (i < n) {
+    const Particle p = in[i];
+    x[i] = p.x, y[i] = p.y, z[i] = p.z, vx[i] = p.vx, vy[i] = p.vy, vz[i] = p.vz;
+  }
+}
+__global__ void join_one_per_thread(const float* x, const float* y, const float* z, const float* vx, const float* vy,
+                                    const float* vz, Particle* out, std::size_t n) {
+  const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (i < n) out[i] = {x[i], y[i], z[i], vx[i], vy[i], vz[i]};
+}
+
+// --- copying a pitched matrix: rows of floats into rows of the same pitch ---------------------------
+
+// One float4 per thread over whole rows (both matrices own their padding): whole 128-byte lines
+// are read, and the vectors that hold elements are stored.
+__global__ void __launch_bounds__(block_threads)
+    copy_whole_rows_float4(const float4* __restrict__ in, float4* __restrict__ out, std::size_t rows, std::size_t pitch4,
+                           unsigned element_vectors) {
+  const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (i >= rows * pitch4) return;
+  const float4 v = in[i];
+  if (i % pitch4 < element_vectors) out[i] = v;
+}
+
+// --- reading one float column: out[i] = 2 x[i] ------------------------------------------------------
+
+struct twice {
+  __device__ float operator()(float x) const { return 2.0f * x; }
+};
+
+__global__ void __launch_bounds__(block_threads)
+    twice_float4(const float4* __restrict__ in, float4* __restrict__ out, std::size_t n4) {
+  const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (i < n4) {
+    const float4 v = in[i];
+    out[i] = {2.0f * v.x, 2.0f * v.y, 2.0f * v.z, 2.0f * v.w};
+  }
+}
+
+}  // namespace
+
+// The particle update's competitors on the columns of `p`.
+std::vector<candidate> particle_update(const particle_columns& p, float dt) {
+  require_float4("particle update competitors", p.n, p.x, p.y, p.z, p.vx, p.vy, p.vz);
+  float *x = p.x, *y = p.y, *z = p.z;
+  const float *vx = p.vx, *vy = p.vy, *vz = p.vz;
+  const std::size_t n = p.n;
+  return {
+      {"hand-written, one element per thread",
+       coalesce::testing::row_role::competitor,
+       [=](cudaStream_t s) { drift_one_per_thread<<<blocks_for(n), block_threads, 0, s>>>(p, dt); }},
+      {"hand-written, float4 chunk per thread, restrict",
+       coalesce::testing::row_role::competitor,
+       [=](cudaStream_t s) {
+         drift_float4<<<blocks_for(n / 4), block_threads, 0, s>>>(
+             reinterpret_cast<float4*>(x), reinterpret_cast<float4*>(y), reinterpret_cast<float4*>(z),
+             reinterpret_cast<const float4*>(vx), reinterpret_cast<const float4*>(vy),
+             reinterpret_cast<const float4*>(vz), n / 4, dt);
+       }},
+      {"thrust::transform, zip of 6 into 3, par_nosync",
+       coalesce::testing::row_role::competitor,
+       [=](cudaStream_t s) {
+         const auto in = thrust::make_zip_iterator(x, y, z, vx, vy, vz);
+         thrust::transform(thrust::cuda::par_nosync.on(s), in, in + n, thrust::make_zip_iterator(x, y, z),
+                           drifted_position{dt});
+       }},
+      {"thrust::for_each, zip in place, par_nosync",
+       coalesce::testing::row_role::competitor,
+       [=](cudaStream_t s) {
+         const auto zip = thrust::make_zip_iterator(x, y, z, vx, vy, vz);
+         thrust::for_each(thrust::cuda::par_nosync.on(s), zip, zip + n, drift_tuple{dt});
+       }},
+      {"cub::DeviceTransform, one call per column",
+       coalesce::testing::row_role::competitor,
+       [=](cudaStream_t s) {
+         check_cub(cub::DeviceTransform::Transform(cuda::std::make_tuple(x, vx), x, n, drift_column{dt}, s), "cub x");
+         check_cub(cub::DeviceTransform::Transform(cuda::std::make_tuple(y, vy), y, n, drift_column{dt}, s), "cub y");
+         check_cub(cub::DeviceTransform::Transform(cuda::std::make_tuple(z, vz), z, n, drift_column{dt}, s), "cub z");
+       }},
+      {"cub::DeviceTransform, 6 inputs into a zip of 3",
+       coalesce::testing::row_role::competitor,
+       [=](cudaStream_t s) {
+         check_cub(cub::DeviceTransform::Transform(cuda::std::make_tuple(x, y, z, vx, vy, vz),
+                                                   thrust::make_zip_iterator(x, y, z), n, drift_six{dt}, s),
+                   "cub::DeviceTransform (6 inputs)");
+       }},
+  };
+}
+
+// x[i] = 0.25 - x[i] in place.
+std::vector<candidate> column_in_place(float* x, std::size_t n) {
+  require_float4("one-column competitors", n, x);
+  using coalesce::testing::row_role;
+  return {
+      {"hand-written, one element per thread", row_role::competitor,
+       [=](cudaStream_t s) { reflect_one_per_thread<<<blocks_for(n), block_threads, 0, s>>>(x, x, n); }},
+      {"hand-written, float4 chunk per thread", row_role::competitor,
+       [=](cudaStream_t s) {
+         reflect_float4_in_place<<<blocks_for(n / 4), block_threads, 0, s>>>(reinterpret_cast<float4*>(x), n / 4);
+       }},
+      {"thrust::transform in place, par_nosync", row_role::competitor,
+       [=](cudaStream_t s) { thrust::transform(thrust::cuda::par_nosync.on(s), x, x + n, x, reflect{}); }},
+      {"cub::DeviceTransform in place", row_role::competitor,
+       [=](cudaStream_t s) { check_cub(cub::DeviceTransform::Transform(x, x, n, reflect{}, s), "cub::DeviceTransform"); }},
+  };
+}
+
+// y[i] = 0.25 - x[i].
+std::vector<candidate> column_into_another(const float* x, float* y, std::size_t n) {
+  require_float4("one-column competitors", n, x, y);
+  using coalesce::testing::row_role;
+  return {
+      {"hand-written, one element per thread", row_role::competitor,
+       [=](cudaStream_t s) { reflect_one_per_thread<<<blocks_for(n), block_threads, 0, s>>>(x, y, n); }},
+      {"hand-written, float4 chunk per thread, restrict", row_role::competitor,
+       [=](cudaStream_t s) {
+         reflect_float4<<<blocks_for(n / 4), block_threads, 0, s>>>(reinterpret_cast<const float4*>(x),
+                                                                    reinterpret_cast<float4*>(y), n / 4);
+       }},
+      {"thrust::transform, par_nosync", row_role::competitor,
+       [=](cudaStream_t s) { thrust::transform(thrust::cuda::par_nosync.on(s), x, x + n, y, reflect{}); }},
+      {"cub::DeviceTransform", row_role::competitor,
+       [=](cudaStream_t s) { check_cub(cub::DeviceTransform::Transform(x, y, n, reflect{}, s), "cub::DeviceTransform"); }},
+  };
+}
+
+std::vector<candidate> mixed_update(const mixed_columns& m) {
+  require_float4("mixed-column competitors", m.n, m.a, m.b, m.c, m.d, m.e, m.f, m.g, m.h);
+  using coalesce::testing::row_role;
+  const auto n = m.n;
+  return {
+      {"hand-written, one element per thread, restrict", row_role::competitor,
+       [=](cudaStream_t s) { mix_one_per_thread<<<blocks_for(n), block_threads, 0, s>>>(m.a, m.b, m.c, m.d, m.e, m.f, m.g, m.h, n); }},
+      {"hand-written, 4 per thread, 16-byte vectors, restrict", row_role::competitor,
+       [=](cudaStream_t s) {
+         mix_vector4<<<blocks_for(n / 4), block_threads, 0, s>>>(
+             reinterpret_cast<float4*>(m.a), reinterpret_cast<double2*>(m.b), reinterpret_cast<const int4*>(m.c),
+             reinterpret_cast<const short4*>(m.d), reinterpret_cast<const float4*>(m.e),
+             reinterpret_cast<const double2*>(m.f), reinterpret_cast<int4*>(m.g), reinterpret_cast<const short4*>(m.h),
+             n / 4);
+       }},
+      {"thrust::for_each, zip of 8 in place, par_nosync", row_role::competitor,
+       [=](cudaStream_t s) {
+         const auto zip = thrust::make_zip_iterator(m.a, m.b, m.c, m.d, m.e, m.f, m.g, m.h);
+         thrust::for_each(thrust::cuda::par_nosync.on(s), zip, zip + n, mix_tuple{});
+       }},
+      {"cub::DeviceTransform, one call per written column", row_role::competitor,
+       [=](cudaStream_t s) {
+         check_cub(cub::DeviceTransform::Transform(cuda::std::make_tuple(m.a, m.e, m.c), m.a, n, mix_a{}, s), "cub a");
+         check_cub(cub::DeviceTransform::Transform(cuda::std::make_tuple(m.b, m.f, m.d), m.b, n, mix_b{}, s), "cub b");
+         check_cub(cub::DeviceTransform::Transform(cuda::std::make_tuple(m.g, m.h), m.g, n, mix_g{}, s), "cub g");
+       }},
+  };
+}
+
+// The competitors of an in-place row operation on `m`, whose row bytes must be a multiple of 16
+// and whose pitch it owns (a whole pitched_matrix view).
+std::vector<candidate> pitched_in_place(coalesce::pitched_view<float> m) {
+  using coalesce::testing::row_role;
+  if (m.cols() % 4 != 0 || m.pitch_bytes() % 16 != 0 || reinterpret_cast<std::uintptr_t>(m.data()) % 16 != 0)
+    throw std::invalid_argument("pitched competitors: rows must be whole float4s");
+  const std::size_t rows = m.rows(), cols = m.cols(), pitch4 = m.pitch_bytes() / 16;
+  float4* data = reinterpret_cast<float4*>(m.data());
+  float* all = m.data();
+  const std::size_t allocation_floats = rows * m.pitch_bytes() / sizeof(float);
+  return {
+      {"hand-written 2D, 16 x 16 threads", row_role::competitor,
+       [=](cudaStream_t s) {
+         reflect_2d<<<dim3(unsigned((cols + 15) / 16), unsigned((rows + 15) / 16)), dim3(16, 16), 0, s>>>(m);
+       }},
+      {"hand-written float4 chunks of the elements", row_role::competitor,
+       [=](cudaStream_t s) {
+         reflect_rows_float4<<<blocks_for(rows * (cols / 4)), block_threads, 0, s>>>(data, rows, unsigned(cols / 4), pitch4);
+       }},
+      {"hand-written float4 over whole rows, elements stored", row_role::competitor,
+       [=](cudaStream_t s) {
+         reflect_whole_rows_float4<<<blocks_for(rows * pitch4), block_threads, 0, s>>>(data, rows, pitch4,
+                                                                                        unsigned(cols / 4));
+       }},
+      {"cub::DeviceTransform over the whole allocation", row_role::competitor,
+       [=](cudaStream_t s) {
+         check_cub(cub::DeviceTransform::Transform(all, all, allocation_floats, reflect{}, s), "cub::DeviceTransform");
+       }},
+  };
+}
+
+// `p` must be 16-byte aligned and n a multiple of 2 (so every block's run is whole float4s).
+std::vector<candidate> structs_in_place(Particle* p, std::size_t n, float dt) {
+  require_float4("array-of-structs competitors", n, p);
+  using coalesce::testing::row_role;
+  return {
+      {"hand-written, one struct per thread", row_role::competitor,
+       [=](cudaStream_t s) { drift_structs<<<blocks_for(n), block_threads, 0, s>>>(p, n, dt); }},
+      {"hand-written, staged through shared memory", row_role::competitor,
+       [=](cudaStream_t s) { drift_structs_staged<<<blocks_for(n), block_threads, 0, s>>>(p, n, dt); }},
+      {"thrust::for_each(Particle*), par_nosync", row_role::competitor,
+       [=](cudaStream_t s) { thrust::for_each(thrust::cuda::par_nosync.on(s), p, p + n, drift_struct{dt}); }},
+      {"cub::DeviceTransform(Particle*) in place", row_role::competitor,
+       [=](cudaStream_t s) { check_cub(cub::DeviceTransform::Transform(p, p, n, drifted_struct{dt}, s), "cub::DeviceTransform"); }},
+  };
+}
+
+std::vector<candidate> aos_to_soa(const Particle* in, writable_particle_columns c, std::size_t n) {
+  using coalesce::testing::row_role;
+  return {
+      {"hand-written, one struct per thread", row_role::competitor,
+       [=](cudaStream_t s) { split_one_per_thread<<<blocks_for(n), block_threads, 0, s>>>(in, c.x, c.y, c.z, c.vx, c.vy, c.vz, n); }},
+      {"thrust::transform into a zip of 6, par_nosync", row_role::competitor,
+       [=](cudaStream_t s) {
+         thrust::transform(thrust::cuda::par_nosync.on(s), in, in + n,
+                           thrust::make_zip_iterator(c.x, c.y, c.z, c.vx, c.vy, c.vz), split_particle{});
+       }},
+      {"cub::DeviceTransform into a zip of 6", row_role::competitor,
+       [=](cudaStream_t s) {
+         check_cub(cub::DeviceTransform::Transform(in, thrust::make_zip_iterator(c.x, c.y, c.z, c.vx, c.vy, c.vz), n,
+                                                   split_particle{}, s),
+                   "cub::DeviceTransform");
+       }},
+  };
+}
+
+std::vector<candidate> soa_to_aos(const readable_particle_columns& c, Particle* out) {
+  using coalesce::testing::row_role;
+  const std::size_t n = c.n;
+  return {
+      {"hand-written, one struct per thread", row_role::competitor,
+       [=](cudaStream_t s) { join_one_per_thread<<<blocks_for(n), block_threads, 0, s>>>(c.x, c.y, c.z, c.vx, c.vy, c.vz, out, n); }},
+      {"thrust::transform from a zip of 6, par_nosync", row_role::competitor,
+       [=](cudaStream_t s) {
+         const auto zip = thrust::make_zip_iterator(c.x, c.y, c.z, c.vx, c.vy, c.vz);
+         thrust::transform(thrust::cuda::par_nosync.on(s), zip, zip + n, out, join_tuple{});
+       }},
+      {"cub::DeviceTransform, 6 inputs", row_role::competitor,
+       [=](cudaStream_t s) {
+         check_cub(cub::DeviceTransform::Transform(cuda::std::make_tuple(c.x, c.y, c.z, c.vx, c.vy, c.vz), out, n,
+                                                   join_particle{}, s),
+                   "cub::DeviceTransform");
+       }},
+  };
+}
+
+// The competitors of copying `in` to `out`, two whole matrices of one shape and pitch.
+std::vector<candidate> pitched_copy(coalesce::pitched_view<const float> in, coalesce::pitched_view<float> out) {
+  using coalesce::testing::row_role;
+  if (in.pitch_bytes() != out.pitch_bytes() || in.rows() != out.rows() || in.cols() != out.cols() ||
+      in.pitch_bytes() % 16 != 0)
+    throw std::invalid_argument("pitched copy competitors: two matrices of one shape and a 16-byte pitch");
+  const std::size_t rows = in.rows(), pitch4 = in.pitch_bytes() / 16;
+  const unsigned element_vectors = unsigned((in.cols() + 3) / 4);
+  const auto* from = reinterpret_cast<const float4*>(in.data());
+  auto* to = reinterpret_cast<float4*>(out.data());
+  return {
+      {"cudaMemcpy2DAsync", row_role::competitor,
+       [=](cudaStream_t s) {
+         coalesce::throw_on_error(cudaMemcpy2DAsync(out.data(), out.pitch_bytes(), in.data(), in.pitch_bytes(),
+                                                    in.cols() * sizeof(float), rows, cudaMemcpyDeviceToDevice, s),
+                                  "cudaMemcpy2DAsync");
+       }},
+      {"hand-written float4 over whole rows", row_role::competitor,
+       [=](cudaStream_t s) {
+         copy_whole_rows_float4<<<blocks_for(rows * pitch4), block_threads, 0, s>>>(from, to, rows, pitch4, element_vectors);
+       }},
+  };
+}
+
+candidate particle_update_on_structs(Particle* p, std::size_t n, float dt) {
+  return {"hand-written AoS (Particle*), one per thread", coalesce::testing::row_role::context,
+          [=](cudaStream_t s) { drift_structs<<<blocks_for(n), block_threads, 0, s>>>(p, n, dt); }};
+}
+
+candidate column_in_place_with_cub(float* x, std::size_t n, std::string name) {
+  return {std::move(name), coalesce::testing::row_role::context,
+          [=](cudaStream_t s) { check_cub(cub::DeviceTransform::Transform(x, x, n, reflect{}, s), "cub::DeviceTransform"); }};
+}
+
+std::vector<candidate> column_twice(const float* x, float* out, std::size_t n) {
+  require_float4("column competitors", n, x, out);
+  using coalesce::testing::row_role;
+  return {
+      {"hand-written float4 on the x column, restrict", row_role::competitor,
+       [=](cudaStream_t s) {
+         twice_float4<<<blocks_for(n / 4), block_threads, 0, s>>>(reinterpret_cast<const float4*>(x),
+                                                                  reinterpret_cast<float4*>(out), n / 4);
+       }},
+      {"cub::DeviceTransform on the x column", row_role::competitor,
+       [=](cudaStream_t s) { check_cub(cub::DeviceTransform::Transform(x, out, n, twice{}, s), "cub::DeviceTransform"); }},
+  };
+}
+
+}  // namespace coalesce_test::competitors

@@ -1,0 +1,28 @@
+// The targets coalesce is held to, in one place: the device tests assert them, the benchmark's
+// --check applies them, and README.md and docs/ quote them. Every target is measured in one run:
+// at least `versus_best_competitor` of the best competitor's bandwidth on the same work
+// (competitors.hpp), and at least a floor of the DRAM peak, which the reference copy itself reaches
+// only 86-88% of on an NVIDIA H200.
+#pragma once
+
+namespace coalesce_test::targets {
+
+inline constexpr double versus_best_competitor = 0.98;
+
+// Floors as a fraction of the DRAM peak (2 x memory clock x bus width), per piece of work.
+inline constexpr double particle_update_of_peak = 0.80;
+inline constexpr double one_column_of_peak = 0.80;
+inline constexpr double mixed_columns_of_peak = 0.80;
+inline constexpr double pitched_rows_of_peak = 0.80;
+inline constexpr double array_of_structs_of_peak = 0.80;
+inline constexpr double conversion_of_peak = 0.75;
+inline constexpr double column_read_of_peak = 0.80;
+inline constexpr double row_copy_of_peak = 0.80;
+inline constexpr double transpose_of_peak = 0.75;
+
+// Not a target but a known gap, held at its measured size so that it cannot widen unseen: a
+// 5-point stencil written through for_each_index (one element per call) against the best
+// hand-written float4 stencil.
+inline constexpr double stencil_for_each_index_versus_hand_written = 0.65;
+
+}  // namespace coalesce_test::targets
