@@ -178,7 +178,7 @@ struct soa_columns {
             new_chunk.value[k] = get_leaf<I>(tie_fields(after[k]));
           }
           if (!same_bits(old_chunk, new_chunk))
-            *reinterpret_cast<column_chunk<F, N>*>(view.template column<I>() + first) = new_chunk;
+            store_chunk(reinterpret_cast<column_chunk<F, N>*>(view.template column<I>() + first), new_chunk);
         }(),
         ...);
   }
