@@ -39,10 +39,12 @@ mkdir -p "$results"
 
 status=0
 fail() { echo "FAILED: $*"; status=1; }
+# What goes into the results names files relative to the repository, not this machine's paths.
+relative() { sed "s#$PWD/##g"; }
 
 run_tests() {
   echo "== device tests, examples and codegen checks (GPU and counters required)"
-  COALESCE_REQUIRE_GPU=1 ctest --test-dir "$build" -L 'device|example|codegen' -V 2>&1 | tee "$results/device-tests.txt"
+  COALESCE_REQUIRE_GPU=1 ctest --test-dir "$build" -L 'device|example|codegen' -V 2>&1 | relative | tee "$results/device-tests.txt"
   grep -q "100% tests passed" "$results/device-tests.txt" || fail "device tests (see $results/device-tests.txt)"
 }
 
@@ -70,7 +72,7 @@ run_sanitizers() {
         grep -A3 "=========" "$log" | head -40
       else
         echo "clean: $tool on $(basename "$exe"): $(grep -o 'ERROR SUMMARY: [0-9]* errors\|RACECHECK SUMMARY: [0-9]* hazards displayed' "$log" | head -1); $(grep -o 'test cases: [0-9]* | [0-9]* passed\|All tests passed ([0-9]* assertions in [0-9]* test cases)' "$log" | head -1); $(grep -o 'NOT MEASURED: [0-9]* test case(s)' "$log" || echo 'every case measured')"
-      fi 2>&1 | tee -a "$results/sanitizers.txt"
+      fi 2>&1 | relative | tee -a "$results/sanitizers.txt"
       rm -f "$log"
     done
   done
@@ -80,7 +82,7 @@ run_sanitizers() {
 run_bench() {
   echo "== coalesce_bench --check"
   cmake --build "$build" --target coalesce_bench || { fail "building coalesce_bench"; return; }
-  "$build/bench/coalesce_bench" --check "$results/bench" 2>&1 | tee "$results/bench.txt"
+  "$build/bench/coalesce_bench" --check "$results/bench" 2>&1 | relative | tee "$results/bench.txt"
   [ "${PIPESTATUS[0]}" -eq 0 ] || fail "coalesce_bench --check (see $results/bench.txt)"
 }
 

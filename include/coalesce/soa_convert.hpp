@@ -2,10 +2,15 @@
 // Reading a struct per thread straight from AoS memory strides by sizeof(T); instead each block
 // reads a contiguous chunk of structs with 16-byte loads into shared memory, then each thread
 // writes its element's fields to the columns (consecutive threads, consecutive elements: every
-// column write is coalesced). The reverse direction mirrors it. Needs a CUDA compiler.
+// column write is coalesced). The reverse direction mirrors it. One chunk per block, as many
+// blocks as chunks: measured on an NVIDIA H200, CUDA 13.0, for 32 M 24-byte particles, as a share
+// of cudaMemcpy, AoS -> SoA 0.961 and SoA -> AoS 0.982, against 0.894 and 0.913 for one wave of
+// blocks looping over the chunks (and 0.957 for cub::DeviceTransform into a zip of the columns).
+// Needs a CUDA compiler.
 #pragma once
 
 #include <coalesce/config.hpp>
+#include <coalesce/detail/block_copy.hpp>
 #include <coalesce/detail/launch.hpp>
 #include <coalesce/error.hpp>
 #include <coalesce/soa.hpp>
@@ -21,7 +26,7 @@ namespace detail {
 inline constexpr unsigned convert_threads = 256;
 
 // Elements per block-chunk: 256, or fewer for large structs so a chunk stays within 24 KiB of
-// shared memory. A multiple of 16, so a chunk of any T is a whole number of 16-byte vectors.
+// shared memory; a multiple of 16.
 template <class T>
 inline constexpr unsigned convert_chunk = sizeof(T) * 256 <= 24576 ? 256u : unsigned(24576 / sizeof(T)) / 16u * 16u;
 
@@ -29,33 +34,6 @@ template <class T>
 struct alignas(16) convert_staging {
   unsigned char bytes[convert_chunk<T> * sizeof(T)];
 };
-
-// Copies `bytes` bytes between global memory and shared memory, block-cooperatively, as 16-byte
-// vectors when both ends allow (every thread issues all its loads before its stores), else as
-// single bytes.
-template <unsigned MaxVectorsPerThread, bool ToShared>
-__device__ void move_chunk(unsigned char* shared, unsigned char* global, std::size_t bytes) {
-  const bool vectors = reinterpret_cast<std::uintptr_t>(global) % 16 == 0 && bytes % 16 == 0;
-  if (vectors) {
-    const unsigned count = unsigned(bytes / 16);
-    uint4 v[MaxVectorsPerThread];
-#pragma unroll
-    for (unsigned k = 0; k < MaxVectorsPerThread; ++k) {
-      const unsigned i = threadIdx.x + k * blockDim.x;
-      if (i < count) v[k] = reinterpret_cast<const uint4*>(ToShared ? global : shared)[i];
-    }
-#pragma unroll
-    for (unsigned k = 0; k < MaxVectorsPerThread; ++k) {
-      const unsigned i = threadIdx.x + k * blockDim.x;
-      if (i < count) reinterpret_cast<uint4*>(ToShared ? shared : global)[i] = v[k];
-    }
-    return;
-  }
-  for (std::size_t i = threadIdx.x; i < bytes; i += blockDim.x) {
-    if (ToShared) shared[i] = global[i];
-    else global[i] = shared[i];
-  }
-}
 
 template <class T, std::size_t... I>
 __device__ void scatter_fields(const T& element, const soa_view<T>& soa, std::size_t index, std::index_sequence<I...>) {
@@ -66,17 +44,18 @@ __device__ void gather_fields(T& element, const soa_view<const T>& soa, std::siz
   ((get_leaf<I>(tie_fields(element)) = soa.template column<I>()[index]), ...);
 }
 
-template <class T>
+// Aligned16: the array of structs is 16-byte aligned (the launch checks; a chunk is a multiple of
+// 16 elements, so every chunk is), and the copies move 16-byte words.
+template <class T, bool Aligned16>
 __global__ void __launch_bounds__(convert_threads) aos_to_soa_kernel(const T* aos, soa_view<T> soa) {
   __shared__ convert_staging<T> staging;
   constexpr unsigned chunk = convert_chunk<T>;
-  constexpr unsigned vectors_per_thread = (chunk * sizeof(T) / 16 + convert_threads - 1) / convert_threads;
   const std::size_t n = soa.size();
+  // One chunk per block; the loop takes more only past 2^31 - 1 blocks' worth.
   for (std::size_t first = std::size_t(blockIdx.x) * chunk; first < n; first += std::size_t(gridDim.x) * chunk) {
     const std::size_t count = n - first < chunk ? n - first : chunk;
-    move_chunk<vectors_per_thread, true>(staging.bytes,
-                                         const_cast<unsigned char*>(reinterpret_cast<const unsigned char*>(aos + first)),
-                                         count * sizeof(T));
+    const auto* global = reinterpret_cast<const unsigned char*>(aos + first);
+    block_copy<convert_threads, sizeof(staging.bytes), Aligned16>(staging.bytes, global, count * sizeof(T));
     __syncthreads();
     const T* elements = reinterpret_cast<const T*>(staging.bytes);
     for (unsigned e = threadIdx.x; e < count; e += blockDim.x)
@@ -85,11 +64,10 @@ __global__ void __launch_bounds__(convert_threads) aos_to_soa_kernel(const T* ao
   }
 }
 
-template <class T>
+template <class T, bool Aligned16>
 __global__ void __launch_bounds__(convert_threads) soa_to_aos_kernel(soa_view<const T> soa, T* aos) {
   __shared__ convert_staging<T> staging;
   constexpr unsigned chunk = convert_chunk<T>;
-  constexpr unsigned vectors_per_thread = (chunk * sizeof(T) / 16 + convert_threads - 1) / convert_threads;
   const std::size_t n = soa.size();
   for (std::size_t first = std::size_t(blockIdx.x) * chunk; first < n; first += std::size_t(gridDim.x) * chunk) {
     const std::size_t count = n - first < chunk ? n - first : chunk;
@@ -97,7 +75,8 @@ __global__ void __launch_bounds__(convert_threads) soa_to_aos_kernel(soa_view<co
     for (unsigned e = threadIdx.x; e < count; e += blockDim.x)
       gather_fields(elements[e], soa, first + e, std::make_index_sequence<field_count_v<T>>{});
     __syncthreads();
-    move_chunk<vectors_per_thread, false>(staging.bytes, reinterpret_cast<unsigned char*>(aos + first), count * sizeof(T));
+    auto* global = reinterpret_cast<unsigned char*>(aos + first);
+    block_copy<convert_threads, sizeof(staging.bytes), Aligned16>(global, staging.bytes, count * sizeof(T));
     __syncthreads();
   }
 }
@@ -109,9 +88,11 @@ __global__ void __launch_bounds__(convert_threads) soa_to_aos_kernel(soa_view<co
 template <class T>
 void copy_aos_to_soa(const T* aos, soa_view<T> soa, cudaStream_t stream = 0) {
   if (soa.empty()) return;
-  const unsigned grid = detail::one_wave_grid(detail::aos_to_soa_kernel<T>, detail::convert_threads,
-                                              (soa.size() + detail::convert_chunk<T> - 1) / detail::convert_chunk<T>);
-  detail::aos_to_soa_kernel<T><<<grid, detail::convert_threads, 0, stream>>>(aos, soa);
+  const unsigned grid = detail::grid_for_all((soa.size() + detail::convert_chunk<T> - 1) / detail::convert_chunk<T>);
+  if (reinterpret_cast<std::uintptr_t>(aos) % 16 == 0)
+    detail::aos_to_soa_kernel<T, true><<<grid, detail::convert_threads, 0, stream>>>(aos, soa);
+  else
+    detail::aos_to_soa_kernel<T, false><<<grid, detail::convert_threads, 0, stream>>>(aos, soa);
   throw_on_error(::cudaGetLastError(), "coalesce::copy_aos_to_soa kernel launch");
 }
 
@@ -119,9 +100,11 @@ void copy_aos_to_soa(const T* aos, soa_view<T> soa, cudaStream_t stream = 0) {
 template <class T>
 void copy_soa_to_aos(soa_view<const T> soa, T* aos, cudaStream_t stream = 0) {
   if (soa.empty()) return;
-  const unsigned grid = detail::one_wave_grid(detail::soa_to_aos_kernel<T>, detail::convert_threads,
-                                              (soa.size() + detail::convert_chunk<T> - 1) / detail::convert_chunk<T>);
-  detail::soa_to_aos_kernel<T><<<grid, detail::convert_threads, 0, stream>>>(soa, aos);
+  const unsigned grid = detail::grid_for_all((soa.size() + detail::convert_chunk<T> - 1) / detail::convert_chunk<T>);
+  if (reinterpret_cast<std::uintptr_t>(aos) % 16 == 0)
+    detail::soa_to_aos_kernel<T, true><<<grid, detail::convert_threads, 0, stream>>>(soa, aos);
+  else
+    detail::soa_to_aos_kernel<T, false><<<grid, detail::convert_threads, 0, stream>>>(soa, aos);
   throw_on_error(::cudaGetLastError(), "coalesce::copy_soa_to_aos kernel launch");
 }
 template <class T>
