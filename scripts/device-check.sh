@@ -39,8 +39,10 @@ mkdir -p "$results"
 
 status=0
 fail() { echo "FAILED: $*"; status=1; }
-# What goes into the results names files relative to the repository, not this machine's paths.
-relative() { sed "s#$PWD/##g"; }
+# What goes into the results names files relative to the repository, and tools by name, not by
+# where this machine keeps them.
+cmake_dir=$(dirname "$(readlink -f "$(command -v cmake)")")
+relative() { sed -e "s#$PWD/##g" -e "s#$cmake_dir/##g"; }
 
 run_tests() {
   echo "== device tests, examples and codegen checks (GPU and counters required)"
@@ -71,7 +73,7 @@ run_sanitizers() {
         fail "$tool reported errors on $(basename "$exe")"
         grep -A3 "=========" "$log" | head -40
       else
-        echo "clean: $tool on $(basename "$exe"): $(grep -o 'ERROR SUMMARY: [0-9]* errors\|RACECHECK SUMMARY: [0-9]* hazards displayed' "$log" | head -1); $(grep -o 'test cases: [0-9]* | [0-9]* passed\|All tests passed ([0-9]* assertions in [0-9]* test cases)' "$log" | head -1); $(grep -o 'NOT MEASURED: [0-9]* test case(s)' "$log" || echo 'every case measured')"
+        echo "clean: $tool on $(basename "$exe"): $(grep -o 'ERROR SUMMARY: [0-9]* errors\|RACECHECK SUMMARY: [0-9]* hazards displayed' "$log" | head -1); $(grep -o 'test cases: [0-9]* | [0-9]* passed\|All tests passed ([0-9]* assertions\? in [0-9]* test cases\?)' "$log" | head -1); $(grep -o 'NOT MEASURED: [0-9]* test case(s)' "$log" || echo 'every case measured')"
       fi 2>&1 | relative | tee -a "$results/sanitizers.txt"
       rm -f "$log"
     done
