@@ -3,9 +3,13 @@
 // CUDA-only headers (<coalesce/algorithm.hpp>) are included separately.
 #pragma once
 
+#include <coalesce/aligned.hpp>
 #include <coalesce/config.hpp>
 #include <coalesce/error.hpp>
 #include <coalesce/memory.hpp>
 #include <coalesce/model.hpp>
+#include <coalesce/model_svg.hpp>
 #include <coalesce/pitched_matrix.hpp>
+#include <coalesce/soa.hpp>
+#include <coalesce/tile_layout.hpp>
 #include <coalesce/version.hpp>

@@ -22,17 +22,26 @@
 
 namespace coalesce::testing {
 
-// Why device work cannot run in this process, or nothing when a CUDA device is usable.
-// The check goes as far as creating the primary context, so "driver present but broken" is
-// caught here rather than at the first allocation.
+// Why device work cannot run in this process, or nothing when a CUDA device is usable: no NVIDIA
+// driver, a driver too old for this program's CUDA runtime, no device, or a context that cannot
+// be created. The check goes as far as creating the primary context, so "driver present but
+// broken" is caught here rather than at the first allocation.
 inline std::optional<std::string> gpu_unavailable_reason() {
+  const auto cuda_version = [](int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); };
   int count = 0;
   cudaError_t status = ::cudaGetDeviceCount(&count);
   if (status != cudaSuccess) {
-    std::string reason = std::string("cudaGetDeviceCount: ") + ::cudaGetErrorName(status) + ": " +
-                         ::cudaGetErrorString(status);
     (void)::cudaGetLastError();
-    return reason;
+    if (status == cudaErrorNoDevice) return std::string("no CUDA device is present");
+    if (status == cudaErrorInsufficientDriver) {
+      int driver = 0, runtime = 0;
+      (void)::cudaDriverGetVersion(&driver);  // 0 when no driver is installed
+      (void)::cudaRuntimeGetVersion(&runtime);
+      if (driver == 0) return std::string("no NVIDIA driver is installed (its library, libcuda, could not be loaded)");
+      return "the NVIDIA driver supports CUDA " + cuda_version(driver) + ", older than this program's CUDA " +
+             cuda_version(runtime) + ": update the driver";
+    }
+    return std::string("cudaGetDeviceCount: ") + ::cudaGetErrorName(status) + ": " + ::cudaGetErrorString(status);
   }
   if (count == 0) return std::string("no CUDA device is present");
   status = ::cudaFree(nullptr);
