@@ -4,6 +4,7 @@
 # compile time depends on the machine, so no ratio fails; a unit that does not compile does.
 # Variables: NVCC, INCLUDE_DIRS and UNITS (|-separated; UNITS baseline first), WORK_DIR, REPORT.
 cmake_minimum_required(VERSION 3.25)
+include(${CMAKE_CURRENT_LIST_DIR}/../cmake/CoalesceText.cmake)  # pad()
 foreach(var NVCC INCLUDE_DIRS UNITS WORK_DIR REPORT)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "compile_cost.cmake: ${var} is not set")
@@ -47,15 +48,6 @@ function(decimal numerator denominator digits out_var)
   set(${out_var} "${whole}.${fraction}" PARENT_SCOPE)
 endfunction()
 
-function(pad text width out_var)
-  string(LENGTH "${text}" length)
-  math(EXPR fill "${width} - ${length}")
-  if(fill LESS 1)
-    set(fill 1)
-  endif()
-  string(REPEAT " " ${fill} spaces)
-  set(${out_var} "${text}${spaces}" PARENT_SCOPE)
-endfunction()
 
 string(REPLACE "|" ";" units "${UNITS}")
 list(GET units 0 baseline)

@@ -11,6 +11,7 @@
 # wrapper turns that file into exit 77, which ctest reports as skipped.
 # Variables: NVCC, CUOBJDUMP, NVDISASM, INCLUDE_DIRS (|-separated), SOURCE_DIR, WORK_DIR, SKIP_FILE.
 cmake_minimum_required(VERSION 3.25)
+include(${CMAKE_CURRENT_LIST_DIR}/../../cmake/CoalesceText.cmake)  # pad()
 foreach(var NVCC CUOBJDUMP NVDISASM INCLUDE_DIRS SOURCE_DIR WORK_DIR SKIP_FILE)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "check_particles_sass.cmake: ${var} is not set")
@@ -85,15 +86,6 @@ foreach(unit soa plain restrict)
 endforeach()
 
 # The three lists side by side, rows where soa_view and plain pointers differ marked.
-function(pad text width out_var)
-  string(LENGTH "${text}" length)
-  math(EXPR fill "${width} - ${length}")
-  if(fill LESS 1)
-    set(fill 1)
-  endif()
-  string(REPEAT " " ${fill} spaces)
-  set(${out_var} "${text}${spaces}" PARENT_SCOPE)
-endfunction()
 list(LENGTH soa_memory soa_count)
 list(LENGTH plain_memory plain_count)
 list(LENGTH restrict_memory restrict_count)
