@@ -469,7 +469,7 @@ std::vector<candidate> pitched_in_place(coalesce::pitched_view<float> m) {
   };
 }
 
-// `p` must be 16-byte aligned and n a multiple of 2 (so every block's run is whole float4s).
+// `p` must be 16-byte aligned and n a multiple of 4 (so every block's run is whole float4s).
 std::vector<candidate> structs_in_place(Particle* p, std::size_t n, float dt) {
   require_float4("array-of-structs competitors", n, p);
   using coalesce::testing::row_role;

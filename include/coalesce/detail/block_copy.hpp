@@ -17,18 +17,6 @@ COALESCE_HOST_DEVICE constexpr std::size_t access_alignment(std::size_t bytes) {
   return a;
 }
 
-// Copies `bytes` bytes from `from` to `to` (one of them in shared memory, 16-byte aligned), the
-// block's `Threads` threads together: thread t moves words t, t + Threads, ... so that every warp
-// instruction covers 32 consecutive words.
-//
-// Aligned16 (the global side is 16-byte aligned; the caller's host code knows): each thread issues
-// a batch of up to 8 16-byte loads before the batch's stores, so that they are in flight together
-// (a loop of load-store pairs keeps one, since the compiler cannot tell that the two sides do not
-// overlap); bytes past the last whole word go one per thread. Otherwise 4-byte words where the
-// address allows, else bytes, in a plain loop. The two are separate kernels' code on purpose:
-// every path's registers count against a kernel's occupancy, and a fallback compiled into the
-// same kernel took AoS -> SoA conversion from 32 to 48 registers, and from 0.96 to 0.91 of
-// cudaMemcpy, and staged for_each from 22 to 40 registers, 0.98 to 0.96, on an NVIDIA H200.
 // Moves 16-byte words `first` + thread + k x Threads for k < Batch: all loads, then all stores.
 template <unsigned Threads, unsigned Batch>
 COALESCE_DEVICE COALESCE_FORCEINLINE void copy_batch(uint4* to, const uint4* from, unsigned first, unsigned words) {
@@ -45,6 +33,18 @@ COALESCE_DEVICE COALESCE_FORCEINLINE void copy_batch(uint4* to, const uint4* fro
   }
 }
 
+// Copies `bytes` bytes from `from` to `to` (one of them in shared memory, 16-byte aligned), the
+// block's `Threads` threads together: thread t moves words t, t + Threads, ... so that every warp
+// instruction covers 32 consecutive words.
+//
+// Aligned16 (the global side is 16-byte aligned; the caller's host code knows): each thread issues
+// a batch of up to 8 16-byte loads before the batch's stores, so that they are in flight together
+// (a loop of load-store pairs keeps one, since the compiler cannot tell that the two sides do not
+// overlap); bytes past the last whole word go one per thread. Otherwise 4-byte words where the
+// address allows, else bytes, in a plain loop. The two are separate kernels' code on purpose:
+// every path's registers count against a kernel's occupancy, and a fallback compiled into the
+// same kernel took AoS -> SoA conversion from 32 to 48 registers, and from 0.96 to 0.91 of
+// cudaMemcpy, and staged for_each from 22 to 40 registers, 0.98 to 0.96, on an NVIDIA H200.
 template <unsigned Threads, std::size_t MaxBytes, bool Aligned16>
 COALESCE_DEVICE COALESCE_FORCEINLINE void block_copy(unsigned char* to, const unsigned char* from, std::size_t bytes) {
   if constexpr (Aligned16) {

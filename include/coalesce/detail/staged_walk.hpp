@@ -76,7 +76,8 @@ void launch_staged_for_each(T* data, std::size_t n, const F& f, cudaStream_t str
                 "records in a soa_vector");
   if (n == 0) return;
   constexpr std::size_t per_block = std::size_t(staged_items<T>) * staged_threads;
-  const bool aligned16 = reinterpret_cast<std::uintptr_t>(data) % 16 == 0 && per_block * sizeof(T) % 16 == 0;
+  static_assert(per_block % 16 == 0, "every run must start where the first does, modulo 16 bytes");
+  const bool aligned16 = reinterpret_cast<std::uintptr_t>(data) % 16 == 0;
   const auto kernel = aligned16 ? staged_for_each_kernel<T, F, true> : staged_for_each_kernel<T, F, false>;
   constexpr std::size_t shared = staged_bytes<T>;
   if constexpr (shared > 48 * 1024)
