@@ -247,6 +247,26 @@ TEST_CASE("AoS to SoA conversion on the device is exact and keeps up with the be
   CHECK(b.library_of_peak >= targets::conversion_of_peak);
 }
 
+TEST_CASE("AoS <-> SoA conversion is exact from and to an array that is not 16-byte aligned") {
+  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
+  // One 24-byte Particle into a cudaMalloc'd buffer: 8-byte aligned, so the conversions take their
+  // unaligned kernels (4-byte words), with a count that leaves a partial last chunk.
+  const std::size_t n = 1000 * 16 + 7;
+  const auto particles = random_particles(n);
+  ct::device_buffer<Particle> aos(n + 1);
+  COALESCE_CUDA_CHECK(cudaMemcpy(aos.data() + 1, particles.data(), n * sizeof(Particle), cudaMemcpyHostToDevice));
+  coalesce::soa_vector<Particle> soa(n);
+  coalesce::copy_aos_to_soa(static_cast<const Particle*>(aos.data() + 1), soa.view());
+  const auto columns = soa.to_vector();
+  for (std::size_t i = 0; i < n; ++i)
+    if (!same(columns[i], particles[i])) FAIL("AoS -> SoA differs at " << i);
+  aos.poison();
+  coalesce::copy_soa_to_aos(soa.const_view(), aos.data() + 1);
+  const auto back = aos.download();
+  for (std::size_t i = 0; i < n; ++i)
+    if (!same(back[i + 1], particles[i])) FAIL("SoA -> AoS differs at " << i);
+}
+
 TEST_CASE("Thrust sorts, transforms, reduces, filters and visits SoA elements") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   const std::size_t n = 100000;
