@@ -12,7 +12,7 @@ COALESCE_FIELDS(Particle, x, y, z, vx, vy, vz);  // name the fields once: p.x, p
 
 int main() {
   if (auto why = coalesce::testing::gpu_unavailable_reason()) {
-    std::printf("skipped: %s\n", why->c_str());
+    std::printf("SKIPPED: %s\n", why->c_str());
     return 77;
   }
   std::vector<Particle> start(1 << 20);

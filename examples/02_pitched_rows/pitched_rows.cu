@@ -51,7 +51,7 @@ int main() {
   std::printf("rows of %zu floats: dense pitch %zu B, coalesce pitch %zu B\n", cols, cols * sizeof(float),
               coalesce::pitched_matrix<float>::pitch_for(cols));
   if (auto reason = ct::gpu_unavailable_reason()) {
-    std::printf("skipped: the measurements need a GPU (%s)\n", reason->c_str());
+    std::printf("SKIPPED: the measurements need a GPU (%s)\n", reason->c_str());
     return 77;
   }
 

@@ -24,7 +24,7 @@ int main() {
   std::printf("certificate, column reads of a 32 x 32 float tile: unpadded %u wavefronts, padded %u\n",
               unpadded_layout::column_access_wavefronts, padded_layout::column_access_wavefronts);
   if (auto reason = ct::gpu_unavailable_reason()) {
-    std::printf("skipped: the measurements need a GPU (%s)\n", reason->c_str());
+    std::printf("SKIPPED: the measurements need a GPU (%s)\n", reason->c_str());
     return 77;
   }
 

@@ -44,7 +44,7 @@ int main() {
   const std::size_t n = std::size_t(1) << 25;
   std::printf("particle update, %zu particles of %zu bytes\n", n, sizeof(Particle));
   if (auto reason = ct::gpu_unavailable_reason()) {
-    std::printf("skipped: the measurements need a GPU (%s)\n", reason->c_str());
+    std::printf("SKIPPED: the measurements need a GPU (%s)\n", reason->c_str());
     return 77;
   }
   std::vector<Particle> particles(n);

@@ -82,7 +82,7 @@ int main() {
   const std::size_t n = 4096;  // a multiple of 128: the tiled rungs assume whole tiles
   std::printf("C = A * B, %zu x %zu floats\n", n, n);
   if (auto reason = ct::gpu_unavailable_reason()) {
-    std::printf("skipped: the measurements need a GPU (%s)\n", reason->c_str());
+    std::printf("SKIPPED: the measurements need a GPU (%s)\n", reason->c_str());
     return 77;
   }
   coalesce::pitched_matrix<float> a(ct::random_values<float>(n * n, ct::test_seed()), n, n);

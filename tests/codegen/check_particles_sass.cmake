@@ -20,8 +20,11 @@ endforeach()
 file(REMOVE ${SKIP_FILE})
 file(MAKE_DIRECTORY ${WORK_DIR})
 
+# The line "SKIPPED: <reason>" is what the summary after ctest's (cmake/CoalesceSkipReasons.cmake)
+# quotes.
 function(skip reason)
-  message("codegen.particles skipped: ${reason}")
+  string(REGEX REPLACE "[\r\n]+" " " line "${reason}")  # one line
+  message("SKIPPED: ${line}")
   file(WRITE ${SKIP_FILE} "${reason}\n")
 endfunction()
 

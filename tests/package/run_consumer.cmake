@@ -24,10 +24,12 @@ function(run step)
   message(STATUS "${step}: ok (${seconds} s)")
 endfunction()
 
-# skip(<reason>): marks the test skipped; the caller then return()s, which ends the script.
+# skip(<reason>): marks the test skipped; the caller then return()s, which ends the script. The
+# line "SKIPPED: <reason>" is what the summary after ctest's (cmake/CoalesceSkipReasons.cmake) quotes.
 function(skip reason)
   file(WRITE ${SKIP_FILE} "${reason}\n")
-  message(STATUS "SKIPPED: ${reason}")
+  string(REGEX REPLACE "[\r\n]+" " " line "${reason}")  # one line
+  message("SKIPPED: ${line}")
 endfunction()
 
 # Also removes the previous run's SKIP_FILE, which lives in WORK_DIR. The vendored copies below

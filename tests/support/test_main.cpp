@@ -14,9 +14,12 @@
 #  include <coalesce/testing/device.hpp>
 #endif
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -62,8 +65,24 @@ int main(int argc, char* argv[]) {
                 "(compute-sanitizer)\n",
                 unmeasured_cases);
   if (result == 0 && !skip_reasons().empty()) {
-    std::printf("SKIPPED: %zu test case(s) could not run here:\n", skip_reasons().size());
-    for (const auto& r : skip_reasons()) std::printf("  - %s\n", r.c_str());
+    // One line, which the summary after ctest's (cmake/CoalesceSkipReasons.cmake) quotes: each
+    // reason once, in order, with how many cases gave it.
+    std::vector<std::pair<std::string, int>> distinct;
+    for (const auto& r : skip_reasons()) {
+      auto same = std::find_if(distinct.begin(), distinct.end(), [&](const auto& d) { return d.first == r; });
+      if (same == distinct.end())
+        distinct.emplace_back(r, 1);
+      else
+        ++same->second;
+    }
+    std::printf("SKIPPED: %zu test case(s) could not run here:", skip_reasons().size());
+    const char* separator = " ";
+    for (const auto& [reason, cases] : distinct) {
+      std::printf("%s%s", separator, reason.c_str());
+      if (cases > 1) std::printf(" (%d cases)", cases);
+      separator = "; ";
+    }
+    std::printf("\n");
     return skip_exit_code;
   }
   return result;
