@@ -146,16 +146,26 @@ struct tile_layout {
   static_assert(detail::is_tile_policy_v<Policy>,
                 "coalesce::tile_layout: Policy must be coalesce::padded, swizzled, swizzled_128b or unpadded");
 
+ private:
+  // After a failed check above, the rest is computed for a valid stand-in, so that the one
+  // static_assert is the only error the user reads.
+  using checked_type = std::conditional_t<detail::tile_width_supported(sizeof(T)), T, float>;
+  using checked_policy = std::conditional_t<detail::is_tile_policy_v<Policy>, Policy, padded>;
+  static constexpr std::size_t checked_rows = Rows > 0 ? Rows : 1;
+  static constexpr std::size_t checked_cols = Cols > 0 ? Cols : 1;
+  using offsets = detail::tile_offset<checked_type, checked_rows, checked_cols, checked_policy>;
+
+ public:
   using value_type = T;
   using policy = Policy;
   static constexpr std::size_t rows = Rows;
   static constexpr std::size_t cols = Cols;
 
   // Elements to allocate (padding included).
-  static constexpr std::size_t size = detail::tile_offset<T, Rows, Cols, Policy>::size;
+  static constexpr std::size_t size = offsets::size;
   // Element offset of (r, c) from the tile's start.
   COALESCE_HOST_DEVICE static constexpr std::size_t offset(std::size_t r, std::size_t c) {
-    return detail::tile_offset<T, Rows, Cols, Policy>{}(r, c);
+    return offsets{}(r, c);
   }
 
  private:
@@ -171,8 +181,8 @@ struct tile_layout {
     const std::size_t count = along_row ? (Rows < 32 ? Rows : 32) : (Cols < 32 ? Cols : 32);
     for (std::size_t k = 0; k < count; ++k) {
       const unsigned here = along_row
-                                ? detail::tile_access_wavefronts(offset_function{}, sizeof(T), k, 0, true, row_lanes)
-                                : detail::tile_access_wavefronts(offset_function{}, sizeof(T), 0, k, false, column_lanes);
+                                ? detail::tile_access_wavefronts(offset_function{}, sizeof(checked_type), k, 0, true, row_lanes)
+                                : detail::tile_access_wavefronts(offset_function{}, sizeof(checked_type), 0, k, false, column_lanes);
       w = here > w ? here : w;
     }
     return w;
@@ -184,8 +194,8 @@ struct tile_layout {
   // case over the tile, and the least any layout can do (128 bytes per wavefront).
   static constexpr unsigned row_access_wavefronts = worst(true);
   static constexpr unsigned column_access_wavefronts = worst(false);
-  static constexpr unsigned ideal_row_wavefronts = detail::ideal_wavefronts(sizeof(T), row_lanes);
-  static constexpr unsigned ideal_column_wavefronts = detail::ideal_wavefronts(sizeof(T), column_lanes);
+  static constexpr unsigned ideal_row_wavefronts = detail::ideal_wavefronts(sizeof(checked_type), row_lanes);
+  static constexpr unsigned ideal_column_wavefronts = detail::ideal_wavefronts(sizeof(checked_type), column_lanes);
   static constexpr bool conflict_free_rows = row_access_wavefronts == ideal_row_wavefronts;
   static constexpr bool conflict_free_columns = column_access_wavefronts == ideal_column_wavefronts;
 };
