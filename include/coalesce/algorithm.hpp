@@ -3,8 +3,14 @@
 // Needs a CUDA compiler (it launches kernels).
 #pragma once
 
+#if !defined(__CUDACC__)
+// One error instead of pages: a host compiler stops at the first CUDA keyword in here.
+#  error "coalesce/algorithm.hpp launches kernels: include it from a .cu file (or a source with LANGUAGE CUDA), compiled by nvcc"
+#else
+
 #include <coalesce/config.hpp>
 #include <coalesce/detail/chunk_walk.hpp>
+#include <coalesce/detail/device_memory.hpp>
 #include <coalesce/detail/launch.hpp>
 #include <coalesce/detail/staged_walk.hpp>
 #include <coalesce/error.hpp>
@@ -45,8 +51,13 @@ inline row_walk default_row_walk(std::size_t cols) noexcept {
 
 namespace detail {
 
+template <class View>
+inline constexpr bool is_any_pitched_view_v = false;
+template <class T, class Space>
+inline constexpr bool is_any_pitched_view_v<pitched_view<T, Space>> = true;
+
 template <class T, class F>
-__global__ void walk_rows_kernel(pitched_view<T> view, F f) {
+__global__ void walk_rows_kernel(pitched_view<T, device_space> view, F f) {
   const std::size_t rows = view.rows();
   const std::size_t cols = view.cols();
   const std::size_t row_step = std::size_t(gridDim.x) * blockDim.y;
@@ -55,8 +66,9 @@ __global__ void walk_rows_kernel(pitched_view<T> view, F f) {
 }
 
 template <class T, class F>
-void launch_row_walk(pitched_view<T> view, F f, row_walk shape, cudaStream_t stream) {
+void launch_row_walk(pitched_view<T, device_space> view, F f, row_walk shape, cudaStream_t stream) {
   if (view.empty()) return;
+  require_device_memory(view.data(), "coalesce::for_each_index");
   if (shape.threads_along_row == 0 || shape.rows_per_block == 0 || std::size_t(shape.threads_along_row) * shape.rows_per_block > 1024)
     throw std::invalid_argument("coalesce::for_each_index: a row_walk needs 1 to 1024 threads per block");
   const dim3 block(shape.threads_along_row, shape.rows_per_block);
@@ -67,16 +79,34 @@ void launch_row_walk(pitched_view<T> view, F f, row_walk shape, cudaStream_t str
 
 }  // namespace detail
 
-// Calls f(r, c) on the device once for every element of `view`, asynchronously on `stream`;
-// threadIdx.x runs along columns so a warp's accesses to row r are coalesced. f may capture
-// other views (a stencil reads `in`, writes `out`). Throws coalesce::cuda_error if the launch fails.
-template <class T, class F>
-void for_each_index(pitched_view<T> view, F f, row_walk shape, cudaStream_t stream = 0) {
-  detail::launch_row_walk(view, f, shape, stream);
+namespace detail {
+template <class View>
+constexpr bool for_each_index_view_ok() {
+  constexpr bool pitched = is_any_pitched_view_v<View>;
+  static_assert(pitched, "coalesce::for_each_index: the view must be a pitched_view (for a pitched_matrix, pass m.view())");
+  if constexpr (pitched) {
+    constexpr bool device = std::is_same_v<typename View::memory_space, device_space>;
+    static_assert(device,
+                  "coalesce::for_each_index: the view is of host memory (a pitched_matrix<T, host_space>); the GPU "
+                  "cannot read it: copy it into a device pitched_matrix and pass that one's view()");
+    return device;
+  }
+  return false;
 }
-template <class T, class F>
-void for_each_index(pitched_view<T> view, F f, cudaStream_t stream = 0) {
-  detail::launch_row_walk(view, f, default_row_walk(view.cols()), stream);
+}  // namespace detail
+
+// Calls f(r, c) on the device once for every element of `view` (a pitched_view of device
+// memory), asynchronously on `stream`; threadIdx.x runs along columns so a warp's accesses to row
+// r are coalesced. f may capture other views (a stencil reads `in`, writes `out`). Throws
+// coalesce::cuda_error if the launch fails.
+template <class View, class F>
+void for_each_index(View view, F f, row_walk shape, cudaStream_t stream = 0) {
+  if constexpr (detail::for_each_index_view_ok<View>()) detail::launch_row_walk(view, f, shape, stream);
+}
+template <class View, class F>
+void for_each_index(View view, F f, cudaStream_t stream = 0) {
+  if constexpr (detail::for_each_index_view_ok<View>())
+    detail::launch_row_walk(view, f, default_row_walk(view.cols()), stream);
 }
 
 
@@ -202,7 +232,7 @@ struct walk_of {
   static constexpr bool is_contiguous_range = false;
 };
 template <class T>
-struct walk_of<soa_view<T>> {
+struct walk_of<soa_view<T, device_space>> {
   static constexpr bool supported = true;
   static constexpr bool is_contiguous_range = false;
   static soa_columns<T> columns(const soa_view<T>& v) { return {v}; }
@@ -220,7 +250,7 @@ struct walk_of<cuda::std::span<T, Extent>> {
   static std::size_t walk_cols(const cuda::std::span<T, Extent>& s) { return s.size(); }
 };
 template <class T>
-struct walk_of<pitched_view<T>> {
+struct walk_of<pitched_view<T, device_space>> {
   static constexpr bool supported = true;
   static constexpr bool is_contiguous_range = false;
   static strided_column<T> columns(const pitched_view<T>& v) {
@@ -254,7 +284,7 @@ inline constexpr bool is_walkable_v = walk_of<View>::supported;
 template <class View>
 inline constexpr bool is_pitched_view_v = false;
 template <class T>
-inline constexpr bool is_pitched_view_v<pitched_view<T>> = true;
+inline constexpr bool is_pitched_view_v<pitched_view<T, device_space>> = true;
 
 // Adapts f(element) to the row walk's f(r, c).
 template <class T, class F>
@@ -267,13 +297,91 @@ struct apply_at {
 
 template <class View>
 inline constexpr bool is_soa_view_v = false;
-template <class T>
-inline constexpr bool is_soa_view_v<soa_view<T>> = true;
+template <class T, class Space>
+inline constexpr bool is_soa_view_v<soa_view<T, Space>> = true;
+
+// The memory space of a view of any kind, for the checks below: a span's type cannot tell
+// (COALESCE_DEBUG asks the driver instead), so it counts as device memory here.
+template <class View>
+struct view_space {
+  static constexpr bool known = false;
+};
+template <class T, class Space>
+struct view_space<soa_view<T, Space>> {
+  static constexpr bool known = true;
+  using type = Space;
+};
+template <class T, class Space>
+struct view_space<pitched_view<T, Space>> {
+  static constexpr bool known = true;
+  using type = Space;
+};
+template <class T, std::size_t Extent>
+struct view_space<cuda::std::span<T, Extent>> {
+  static constexpr bool known = true;
+  using type = device_space;
+};
+
+// The checks on the views handed to for_each and transform, in order: each failed one is the
+// only error the user reads (the algorithm's body is compiled only when all pass).
+template <class View>
+constexpr bool for_each_view_ok() {
+  constexpr bool known = view_space<View>::known;
+  static_assert(known,
+                "coalesce::for_each: the first argument must be a soa_view, a pitched_view or a cuda::std::span of "
+                "device memory (for a soa_vector or pitched_matrix, pass its view())");
+  if constexpr (known) {
+    constexpr bool device = std::is_same_v<typename view_space<View>::type, device_space>;
+    static_assert(device,
+                  "coalesce::for_each: the view is of host memory (a soa_vector or pitched_matrix in host_space); the "
+                  "GPU cannot read it: copy it into a device container and pass that one's view()");
+    constexpr bool writable = !std::is_const_v<typename View::element_type>;
+    static_assert(!device || writable,
+                  "coalesce::for_each: the view must be writable (soa_view<T>, not soa_view<const T>); to only read "
+                  "the elements, use coalesce::transform into an output");
+    return device && writable;
+  }
+  return false;
+}
+
+template <class In, class Out>
+constexpr bool transform_views_ok() {
+  constexpr bool known = view_space<In>::known && view_space<Out>::known;
+  static_assert(known,
+                "coalesce::transform: the input and the output must each be a soa_view, a pitched_view or a "
+                "cuda::std::span of device memory (for a soa_vector or pitched_matrix, pass its view())");
+  if constexpr (known) {
+    constexpr bool device = std::is_same_v<typename view_space<In>::type, device_space> &&
+                            std::is_same_v<typename view_space<Out>::type, device_space>;
+    static_assert(device,
+                  "coalesce::transform: a view is of host memory (a soa_vector or pitched_matrix in host_space); the "
+                  "GPU cannot read it: copy it into a device container and pass that one's view()");
+    constexpr bool writable = !std::is_const_v<typename Out::element_type>;
+    static_assert(!device || writable, "coalesce::transform: the output view must be writable");
+    constexpr bool not_soa = !is_soa_view_v<Out>;
+    static_assert(!device || !writable || not_soa,
+                  "coalesce::transform: a soa_view output is not supported yet; write to a cuda::std::span or a "
+                  "pitched_view, or update the soa_view in place with coalesce::for_each");
+    return device && writable && not_soa;
+  }
+  return false;
+}
 
 template <class T>
 soa_view<const T> as_const_view(const soa_view<T>& v) { return v; }
 template <class T>
 pitched_view<const T> as_const_view(const pitched_view<T>& v) { return v; }
+
+// Under COALESCE_DEBUG, every column a walk touches must be memory the GPU reads (see
+// detail/device_memory.hpp); the view types already rule out host containers.
+template <class Columns>
+void require_device_columns(const Columns& columns, std::size_t rows, std::size_t cols, const char* what) {
+  if constexpr (COALESCE_DEBUG) {
+    columns.visit_ranges(rows, cols, [&](const void* first, const void*) { require_device_memory(first, what); });
+  } else {
+    (void)columns, (void)rows, (void)cols, (void)what;
+  }
+}
 template <class T, std::size_t Extent>
 cuda::std::span<const T, Extent> as_const_view(const cuda::std::span<T, Extent>& v) { return v; }
 
@@ -322,28 +430,31 @@ void map_columns_into(const In& in, const Out& out, std::size_t rows, std::size_
 // 6 columns writes 3, and a read-only f writes nothing. Columns that are not vector-aligned at the
 // same element (a view of other memory) fall back to one coalesced element per thread.
 // Throws coalesce::cuda_error if the launch fails.
-template <class View, class F, std::enable_if_t<detail::is_walkable_v<View>, int> = 0>
+template <class View, class F>
 void for_each(View view, F f, cudaStream_t stream = 0) {
-  using walk = detail::walk_of<View>;
-  static_assert(!std::is_const_v<typename View::element_type>,
-                "coalesce::for_each: the view must be writable (soa_view<T>, not soa_view<const T>)");
-  if (walk::rows(view) == 0 || walk::cols(view) == 0) return;
-  using columns_type = decltype(walk::columns(view));
-  if constexpr (walk::is_contiguous_range && columns_type::chunk_elements == 1 &&
-                sizeof(typename View::element_type) > 1) {
-    // Structs whose size is not a power of two: staged through shared memory.
-    detail::launch_staged_for_each(view.data(), view.size(), f, stream);
-  } else if constexpr (detail::is_pitched_view_v<View>) {
-    if (view.is_mdspan_compatible()) {
-      detail::update_columns(walk::columns(view), walk::rows(view), walk::walk_cols(view), f, stream);
+  if constexpr (detail::for_each_view_ok<View>()) {
+    using walk = detail::walk_of<View>;
+    if (walk::rows(view) == 0 || walk::cols(view) == 0) return;
+    using columns_type = decltype(walk::columns(view));
+    if constexpr (walk::is_contiguous_range && columns_type::chunk_elements == 1 &&
+                  sizeof(typename View::element_type) > 1) {
+      // Structs whose size is not a power of two: staged through shared memory.
+      detail::require_device_memory(view.data(), "coalesce::for_each");
+      detail::launch_staged_for_each(view.data(), view.size(), f, stream);
+    } else if constexpr (detail::is_pitched_view_v<View>) {
+      if (view.is_mdspan_compatible()) {
+        detail::require_device_columns(walk::columns(view), walk::rows(view), walk::cols(view), "coalesce::for_each");
+        detail::update_columns(walk::columns(view), walk::rows(view), walk::walk_cols(view), f, stream);
+      } else {
+        // A pitch that is not a whole number of elements (12-byte elements in 128-byte-aligned
+        // rows): the row walk, one element per thread.
+        detail::launch_row_walk(view, detail::apply_at<typename View::element_type, F>{view, f},
+                                default_row_walk(view.cols()), stream);
+      }
     } else {
-      // A pitch that is not a whole number of elements (12-byte elements in 128-byte-aligned
-      // rows): the row walk, one element per thread.
-      detail::launch_row_walk(view, detail::apply_at<typename View::element_type, F>{view, f},
-                              default_row_walk(view.cols()), stream);
+      detail::require_device_columns(walk::columns(view), walk::rows(view), walk::cols(view), "coalesce::for_each");
+      detail::update_columns(walk::columns(view), walk::rows(view), walk::walk_cols(view), f, stream);
     }
-  } else {
-    detail::update_columns(walk::columns(view), walk::rows(view), walk::walk_cols(view), f, stream);
   }
 }
 
@@ -354,8 +465,8 @@ void for_each(View view, F f, cudaStream_t stream = 0) {
 template <class T, class F>
 void for_each(T* data, std::size_t size, F f, cudaStream_t stream = 0) {
   static_assert(!std::is_const_v<T>, "coalesce::for_each: the elements must be writable");
-  static_assert(std::is_trivially_copyable_v<T>, "coalesce::for_each: T must be trivially copyable");
-  for_each(cuda::std::span<T>(data, size), f, stream);
+  static_assert(std::is_const_v<T> || std::is_trivially_copyable_v<T>, "coalesce::for_each: T must be trivially copyable");
+  if constexpr (!std::is_const_v<T> && std::is_trivially_copyable_v<T>) for_each(cuda::std::span<T>(data, size), f, stream);
 }
 
 // --- transform -----------------------------------------------------------------------------
@@ -368,26 +479,26 @@ void for_each(T* data, std::size_t size, F f, cudaStream_t stream = 0) {
 // unless they overlap the output. out may be in itself (in place); other overlap is undefined.
 // Throws std::invalid_argument if the shapes differ or a pitched view's pitch is not a whole number
 // of elements, coalesce::cuda_error if the launch fails.
-template <class In, class Out, class F,
-          std::enable_if_t<detail::is_walkable_v<In> && detail::is_walkable_v<Out>, int> = 0>
+template <class In, class Out, class F>
 void transform(In in, Out out, F f, cudaStream_t stream = 0) {
-  using in_walk = detail::walk_of<In>;
-  using out_walk = detail::walk_of<Out>;
-  static_assert(!std::is_const_v<typename Out::element_type>, "coalesce::transform: the output view must be writable");
-  static_assert(!detail::is_soa_view_v<Out>,
-                "coalesce::transform: a soa_view output is not supported yet; write to a cuda::std::span or a "
-                "pitched_view, or update the soa_view in place with coalesce::for_each");
-  if (in_walk::rows(in) != out_walk::rows(out) || in_walk::cols(in) != out_walk::cols(out))
-    throw std::invalid_argument("coalesce::transform: input is " + std::to_string(in_walk::rows(in)) + " x " +
-                                std::to_string(in_walk::cols(in)) + " elements, output " +
-                                std::to_string(out_walk::rows(out)) + " x " + std::to_string(out_walk::cols(out)));
-  if (in_walk::rows(in) == 0 || in_walk::cols(in) == 0) return;
-  const auto in_view = detail::as_const_view(in);  // f sees const inputs, as in[i] would be read
-  // Both sides may run into their owned padding only if they agree on how far.
-  const std::size_t in_cols = in_walk::walk_cols(in), out_cols = out_walk::walk_cols(out);
-  const std::size_t cols = in_cols == out_cols ? in_cols : in_walk::cols(in);
-  detail::map_columns_into(detail::walk_of<std::remove_const_t<decltype(in_view)>>::columns(in_view), out_walk::columns(out),
-                           in_walk::rows(in), cols, f, stream);
+  if constexpr (detail::transform_views_ok<In, Out>()) {
+    using in_walk = detail::walk_of<In>;
+    using out_walk = detail::walk_of<Out>;
+    if (in_walk::rows(in) != out_walk::rows(out) || in_walk::cols(in) != out_walk::cols(out))
+      throw std::invalid_argument("coalesce::transform: input is " + std::to_string(in_walk::rows(in)) + " x " +
+                                  std::to_string(in_walk::cols(in)) + " elements, output " +
+                                  std::to_string(out_walk::rows(out)) + " x " + std::to_string(out_walk::cols(out)));
+    if (in_walk::rows(in) == 0 || in_walk::cols(in) == 0) return;
+    const auto in_view = detail::as_const_view(in);  // f sees const inputs, as in[i] would be read
+    const auto in_columns = detail::walk_of<std::remove_const_t<decltype(in_view)>>::columns(in_view);
+    const auto out_columns = out_walk::columns(out);
+    detail::require_device_columns(in_columns, in_walk::rows(in), in_walk::cols(in), "coalesce::transform (input)");
+    detail::require_device_columns(out_columns, out_walk::rows(out), out_walk::cols(out), "coalesce::transform (output)");
+    // Both sides may run into their owned padding only if they agree on how far.
+    const std::size_t in_cols = in_walk::walk_cols(in), out_cols = out_walk::walk_cols(out);
+    const std::size_t cols = in_cols == out_cols ? in_cols : in_walk::cols(in);
+    detail::map_columns_into(in_columns, out_columns, in_walk::rows(in), cols, f, stream);
+  }
 }
 
 // transform over `size` elements at `in` into `out` (device memory).
@@ -397,3 +508,5 @@ void transform(const T* in, std::size_t size, U* out, F f, cudaStream_t stream =
 }
 
 }  // namespace coalesce
+
+#endif  // __CUDACC__

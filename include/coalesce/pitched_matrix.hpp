@@ -35,7 +35,7 @@ struct aligned_rows {
 
 using line_aligned_rows = aligned_rows<128>;
 
-template <class T>
+template <class T, class Space = device_space>
 class pitched_view;
 
 // The mdspan type a pitched_view converts to and from: strides in elements, so it exists only
@@ -45,12 +45,17 @@ using pitched_mdspan = cuda::std::mdspan<T, cuda::std::dextents<std::size_t, 2>,
 
 // A non-owning window onto pitched rows: a pointer, rows, columns and the pitch in bytes.
 // Trivially copyable, so it is passed to kernels by value; pitched_view<const T> is read-only.
-template <class T>
+// Space says where the rows live: device memory (the default, what kernels and algorithms take)
+// or host memory, whose view is a different type that device code cannot index.
+template <class T, class Space>
 class pitched_view {
+  static_assert(is_memory_space_v<Space>,
+                "coalesce::pitched_view<T, Space>: Space must be coalesce::host_space or coalesce::device_space");
   using byte = std::conditional_t<std::is_const_v<T>, const unsigned char, unsigned char>;
 
  public:
   using element_type = T;
+  using memory_space = Space;
   using value_type = std::remove_cv_t<T>;
   using size_type = std::size_t;
 
@@ -76,7 +81,7 @@ class pitched_view {
 
   // A read-only view of a writable one.
   template <class U, std::enable_if_t<std::is_same_v<const U, T> && !std::is_same_v<U, T>, int> = 0>
-  COALESCE_HOST_DEVICE pitched_view(const pitched_view<U>& other)
+  COALESCE_HOST_DEVICE pitched_view(const pitched_view<U, Space>& other)
       : data_(other.data()), rows_(other.rows()), cols_(other.cols()), pitch_(other.pitch_bytes()),
         owned_(other.owned_row_bytes()) {}
 
@@ -87,10 +92,15 @@ class pitched_view {
     COALESCE_ASSERT(m.extent(1) <= 1 || m.stride(1) == 1, "coalesce::pitched_view: the mdspan's column stride must be 1");
   }
 
-  // Element (r, c). Precondition: r < rows(), c < cols() (checked under COALESCE_DEBUG).
+  // Element (r, c). Precondition: r < rows(), c < cols() (checked under COALESCE_DEBUG). Host
+  // and device code for a view of device memory; host code only for a view of host memory.
+  template <class S = Space, std::enable_if_t<std::is_same_v<S, device_space>, int> = 0>
   COALESCE_HOST_DEVICE T& operator()(std::size_t r, std::size_t c) const {
-    COALESCE_ASSERT(r < rows_ && c < cols_, "coalesce::pitched_view: (r, c) out of range");
-    return row(r)[c];
+    return element(r, c);
+  }
+  template <class S = Space, std::enable_if_t<std::is_same_v<S, host_space>, int> = 0>
+  T& operator()(std::size_t r, std::size_t c) const {
+    return element(r, c);
   }
   // The first element of row r. Precondition: r < rows() (checked under COALESCE_DEBUG).
   COALESCE_HOST_DEVICE T* row(std::size_t r) const {
@@ -118,7 +128,7 @@ class pitched_view {
     return pitched_view(reinterpret_cast<T*>(reinterpret_cast<byte*>(data_) + first_row * pitch_) + first_col, rows,
                         cols, pitch_, owned);
   }
-  COALESCE_HOST_DEVICE pitched_view<const T> as_const() const noexcept { return *this; }
+  COALESCE_HOST_DEVICE pitched_view<const T, Space> as_const() const noexcept { return *this; }
 
   // Whether to_mdspan() is possible: the pitch is a whole number of elements.
   COALESCE_HOST_DEVICE bool is_mdspan_compatible() const noexcept { return pitch_ % sizeof(T) == 0; }
@@ -132,6 +142,11 @@ class pitched_view {
   }
 
  private:
+  COALESCE_HOST_DEVICE T& element(std::size_t r, std::size_t c) const {
+    COALESCE_ASSERT(r < rows_ && c < cols_, "coalesce::pitched_view: (r, c) out of range");
+    return row(r)[c];
+  }
+
   T* data_ = nullptr;
   std::size_t rows_ = 0;
   std::size_t cols_ = 0;
@@ -162,8 +177,8 @@ class pitched_matrix {
   using memory_space = Space;
   using pitch_policy = PitchPolicy;
   using resource_type = Resource;
-  using view_type = pitched_view<T>;
-  using const_view_type = pitched_view<const T>;
+  using view_type = pitched_view<T, Space>;
+  using const_view_type = pitched_view<const T, Space>;
 
   // An empty matrix (0 x 0); no allocation.
   pitched_matrix() = default;

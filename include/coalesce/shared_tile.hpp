@@ -4,6 +4,11 @@
 // block-cooperative loads and stores from pitched views. Needs a CUDA compiler.
 #pragma once
 
+#if !defined(__CUDACC__)
+// One error instead of pages: a host compiler stops at the first CUDA keyword in here.
+#  error "coalesce/shared_tile.hpp launches kernels: include it from a .cu file (or a source with LANGUAGE CUDA), compiled by nvcc"
+#else
+
 #include <coalesce/config.hpp>
 #include <coalesce/pitched_matrix.hpp>
 #include <coalesce/tile_layout.hpp>
@@ -254,3 +259,5 @@ class shared_tile {
 };
 
 }  // namespace coalesce
+
+#endif  // __CUDACC__

@@ -24,9 +24,13 @@
 #include <utility>
 #include <vector>
 
+// A global-namespace type that coalesce passes to the functions COALESCE_FIELDS defines, so that
+// argument-dependent lookup also searches the global namespace (see detail::has_named_fields).
+struct coalesce_detail_fields_tag {};
+
 namespace coalesce {
 
-template <class T>
+template <class T, class Space = device_space>
 class soa_view;
 
 namespace detail {
@@ -61,9 +65,9 @@ constexpr bool check_soa_element() {
     static_assert(n <= max_fields,
                   "coalesce::soa_vector<T>: T has more than 24 fields; group related fields into structs of "
                   "their own");
-    static_assert(n >= 1, "coalesce::soa_vector<T>: T has no fields");
-    static_assert(std::is_copy_assignable_v<T>,
+    static_assert(n > max_fields || std::is_copy_assignable_v<T>,
                   "coalesce::soa_vector<T>: T has a reference or const field; store values (or indices) instead");
+    static_assert(n > max_fields || !std::is_copy_assignable_v<T> || n >= 1, "coalesce::soa_vector<T>: T has no fields");
     if constexpr (n >= 1 && n <= max_fields && std::is_copy_assignable_v<T>) {
       constexpr bool plain_fields = fields_fill_struct<T>();
       static_assert(plain_fields,
@@ -106,14 +110,16 @@ inline constexpr std::size_t field_index_v = field_index(Member, std::make_index
 // Marks the proxies that view[i] returns, for coalesce::get and the iterators.
 struct soa_reference_tag {};
 
-// view[i] when T has no COALESCE_FIELDS: positional access only, through get<I>.
+// view[i] when T has no COALESCE_FIELDS: positional access only, through get<I>. The name is
+// the hint a compiler prints when code writes view[i].x without the macro: "class
+// coalesce::detail::no_COALESCE_FIELDS_for<Particle> has no member x".
 template <class T>
-class soa_reference : public soa_reference_tag {
+class no_COALESCE_FIELDS_for : public soa_reference_tag {
   using value_type = std::remove_const_t<T>;
   using references = decltype(tie_fields(std::declval<T&>()));
 
  public:
-  COALESCE_HOST_DEVICE explicit soa_reference(const references& refs) : refs_(refs) {}
+  COALESCE_HOST_DEVICE explicit no_COALESCE_FIELDS_for(const references& refs) : refs_(refs) {}
 
   template <std::size_t I>
   COALESCE_HOST_DEVICE auto& get() const {
@@ -127,16 +133,16 @@ class soa_reference : public soa_reference_tag {
   }
   // Scatter: every field of `v` into its column.
   template <class U = T, std::enable_if_t<!std::is_const_v<U>, int> = 0>
-  COALESCE_HOST_DEVICE const soa_reference& operator=(const value_type& v) const {
+  COALESCE_HOST_DEVICE const no_COALESCE_FIELDS_for& operator=(const value_type& v) const {
     refs_.assign_from(tie_fields(v));
     return *this;
   }
   // Assigning one element to another copies the values, as for T.
-  COALESCE_HOST_DEVICE const soa_reference& operator=(const soa_reference& other) const {
+  COALESCE_HOST_DEVICE const no_COALESCE_FIELDS_for& operator=(const no_COALESCE_FIELDS_for& other) const {
     refs_.assign_from(other.refs_);
     return *this;
   }
-  soa_reference(const soa_reference&) = default;
+  no_COALESCE_FIELDS_for(const no_COALESCE_FIELDS_for&) = default;
 
  private:
   references refs_;
@@ -162,35 +168,47 @@ struct named_soa_reference : soa_reference_tag {
   }
 };
 
-// The named proxy family a COALESCE_FIELDS declaration registers (found by argument-dependent
-// lookup of coalesce_detail_field_names in T's namespace).
-template <template <class> class Reference>
-struct named_fields {
-  template <class Q>
-  using reference = Reference<Q>;
+// What a COALESCE_FIELDS declaration defines, found by argument-dependent lookup from here:
+//   coalesce_detail_fields_declared(const T*, tag)        defined first, so that the macro can
+//                                                          check that lookup finds it;
+//   coalesce_detail_field_names(const T*, Q*, tag)        returns type_identity<the proxy for Q>,
+// where Q is T or const T. The tag is a global-namespace type, so the lookup searches the global
+// namespace as well as T's: the macro works in T's namespace and at global scope.
+struct fields_declared {};
+template <class R>
+struct type_identity {
+  using type = R;
 };
+
+template <class T, class = void>
+struct fields_reachable : std::false_type {};
+template <class T>
+struct fields_reachable<T, std::void_t<decltype(coalesce_detail_fields_declared(static_cast<const T*>(nullptr),
+                                                                              ::coalesce_detail_fields_tag{}))>>
+    : std::true_type {};
 
 template <class T, class = void>
 struct has_named_fields : std::false_type {};
 template <class T>
-struct has_named_fields<T, std::void_t<decltype(coalesce_detail_field_names(static_cast<const T*>(nullptr)))>>
+struct has_named_fields<T, std::void_t<decltype(coalesce_detail_field_names(static_cast<const T*>(nullptr),
+                                                                          static_cast<T*>(nullptr),
+                                                                          ::coalesce_detail_fields_tag{}))>>
     : std::true_type {};
 
 template <class Q, bool Named = has_named_fields<std::remove_const_t<Q>>::value>
 struct reference_for {
-  using type = soa_reference<Q>;
+  using type = no_COALESCE_FIELDS_for<Q>;
 };
 template <class Q>
 struct reference_for<Q, true> {
-  using names = decltype(coalesce_detail_field_names(static_cast<const std::remove_const_t<Q>*>(nullptr)));
-  using type = typename names::template reference<Q>;
+  using type = typename decltype(coalesce_detail_field_names(static_cast<const std::remove_const_t<Q>*>(nullptr),
+                                                             static_cast<Q*>(nullptr),
+                                                             ::coalesce_detail_fields_tag{}))::type;
 };
 
-// Checks a COALESCE_FIELDS list: every field named, in declaration order.
-template <class T, std::size_t Named, class... Members>
-constexpr bool check_named_fields(int, Members... members) {
-  static_assert(Named == field_count_v<T>,
-                "COALESCE_FIELDS(Type, ...): name every field of Type, in declaration order");
+// Whether the members name fields 0, 1, 2... of T in order (a COALESCE_FIELDS list).
+template <class T, class... Members>
+constexpr bool fields_in_order(int, Members... members) {
   std::size_t i = 0;
   bool in_order = true;
   ((in_order = in_order && field_index(members, std::make_index_sequence<field_count_v<T>>{}) == i++), ...);
@@ -222,7 +240,7 @@ template <class T, std::size_t I>
 using field_t = detail::field_type_t<T, I>;
 
 // A random-access iterator over a soa_view; *it is view[i].
-template <class T>
+template <class T, class Space = device_space>
 class soa_iterator {
  public:
   using iterator_category = std::random_access_iterator_tag;
@@ -232,9 +250,12 @@ class soa_iterator {
   using pointer = void;
 
   soa_iterator() = default;
-  COALESCE_HOST_DEVICE soa_iterator(const soa_view<T>& view, std::size_t index) : view_(view), index_(index) {}
+  COALESCE_HOST_DEVICE soa_iterator(const soa_view<T, Space>& view, std::size_t index) : view_(view), index_(index) {}
 
+  // Host-only for a view of host memory, as view[i] is.
+  COALESCE_DETAIL_EXEC_CHECK_DISABLE
   COALESCE_HOST_DEVICE reference operator*() const { return view_[index_]; }
+  COALESCE_DETAIL_EXEC_CHECK_DISABLE
   COALESCE_HOST_DEVICE reference operator[](difference_type n) const { return view_[index_ + n]; }
   COALESCE_HOST_DEVICE soa_iterator& operator++() { ++index_; return *this; }
   COALESCE_HOST_DEVICE soa_iterator operator++(int) { soa_iterator old = *this; ++index_; return old; }
@@ -255,22 +276,28 @@ class soa_iterator {
   COALESCE_HOST_DEVICE friend bool operator<=(const soa_iterator& a, const soa_iterator& b) { return a.index_ <= b.index_; }
   COALESCE_HOST_DEVICE friend bool operator>=(const soa_iterator& a, const soa_iterator& b) { return a.index_ >= b.index_; }
   COALESCE_HOST_DEVICE std::size_t index() const { return index_; }
-  COALESCE_HOST_DEVICE const soa_view<T>& view() const { return view_; }
+  COALESCE_HOST_DEVICE const soa_view<T, Space>& view() const { return view_; }
 
  private:
-  soa_view<T> view_{};
+  soa_view<T, Space> view_{};
   std::size_t index_ = 0;
 };
 
 // A non-owning view of `size()` elements stored as columns: one pointer per field. Trivially
-// copyable, so kernels take it by value; soa_view<const T> is read-only.
-template <class T>
+// copyable, so kernels take it by value; soa_view<const T> is read-only. Space says where the
+// columns live: a view of device memory (the default, what kernels and algorithms take) and a
+// view of host memory are different types, so host memory cannot reach a kernel unnoticed.
+template <class T, class Space>
 class soa_view {
+  static_assert(is_memory_space_v<Space>,
+                "coalesce::soa_view<T, Space>: Space must be coalesce::host_space or coalesce::device_space");
+
  public:
   using element_type = T;
   using value_type = std::remove_const_t<T>;
+  using memory_space = Space;
   using reference = soa_reference_t<T>;
-  using iterator = soa_iterator<T>;
+  using iterator = soa_iterator<T, Space>;
   static constexpr std::size_t field_count = detail::field_count_v<value_type>;
   using column_pointers = detail::pointer_array<std::conditional_t<std::is_const_v<T>, const void*, void*>, field_count>;
 
@@ -285,7 +312,7 @@ class soa_view {
   COALESCE_HOST_DEVICE soa_view(const column_pointers& columns, std::size_t size) : columns_(columns), size_(size) {}
   // A read-only view of a writable one.
   template <class U, std::enable_if_t<std::is_same_v<const U, T> && !std::is_same_v<U, T>, int> = 0>
-  COALESCE_HOST_DEVICE soa_view(const soa_view<U>& other) : size_(other.size()) {
+  COALESCE_HOST_DEVICE soa_view(const soa_view<U, Space>& other) : size_(other.size()) {
     for (std::size_t i = 0; i < field_count; ++i) columns_[i] = other.columns()[i];
   }
 
@@ -307,16 +334,26 @@ class soa_view {
     }
   }
 
-  // Element i: references into every column. Precondition: i < size() (checked under COALESCE_DEBUG).
+  // Element i: references into every column. Precondition: i < size() (checked under
+  // COALESCE_DEBUG). Host and device code for a view of device memory; host code only for a view
+  // of host memory (device code that indexes one does not compile).
+  template <class S = Space, std::enable_if_t<std::is_same_v<S, device_space>, int> = 0>
   COALESCE_HOST_DEVICE reference operator[](std::size_t i) const {
-    COALESCE_ASSERT(i < size_, "coalesce::soa_view: index out of range");
-    return element(i, std::make_index_sequence<field_count>{});
+    return element(i);
+  }
+  template <class S = Space, std::enable_if_t<std::is_same_v<S, host_space>, int> = 0>
+  reference operator[](std::size_t i) const {
+    return element(i);
   }
 
   COALESCE_HOST_DEVICE iterator begin() const { return iterator(*this, 0); }
   COALESCE_HOST_DEVICE iterator end() const { return iterator(*this, size_); }
 
  private:
+  COALESCE_HOST_DEVICE reference element(std::size_t i) const {
+    COALESCE_ASSERT(i < size_, "coalesce::soa_view: index out of range");
+    return element(i, std::make_index_sequence<field_count>{});
+  }
   template <std::size_t... I>
   COALESCE_HOST_DEVICE reference element(std::size_t i, std::index_sequence<I...>) const {
     if constexpr (detail::has_named_fields<value_type>::value) {
@@ -370,10 +407,10 @@ class soa_vector {
   using value_type = T;
   using memory_space = Space;
   using resource_type = Resource;
-  using view_type = soa_view<T>;
-  using const_view_type = soa_view<const T>;
-  using iterator = soa_iterator<T>;
-  using const_iterator = soa_iterator<const T>;
+  using view_type = soa_view<T, Space>;
+  using const_view_type = soa_view<const T, Space>;
+  using iterator = soa_iterator<T, Space>;
+  using const_iterator = soa_iterator<const T, Space>;
   using reference = soa_reference_t<T>;
   using const_reference = soa_reference_t<const T>;
   static constexpr std::size_t field_count = detail::field_count_v<T>;
@@ -435,6 +472,15 @@ class soa_vector {
   template <class S = Space, std::enable_if_t<std::is_same_v<S, host_space>, int> = 0>
   const_reference operator[](std::size_t i) const {
     return view()[i];
+  }
+  // A device vector is not indexed, neither on the host (its elements are across the bus) nor in
+  // a kernel (a kernel that takes the vector gets a copy of the owner, not the columns).
+  template <class S = Space, std::enable_if_t<std::is_same_v<S, device_space>, int> = 0>
+  COALESCE_HOST_DEVICE reference operator[](std::size_t) const {
+    static_assert(std::is_same_v<S, host_space>,
+                  "coalesce::soa_vector<T, device_space> has no operator[]: pass vec.view() to the kernel and index "
+                  "the view there (or copy to a soa_vector<T, host_space> to read elements on the host)");
+    return *static_cast<const reference*>(nullptr);  // never compiled into anything: the assertion fails first
   }
   // Appends `value` (host space), growing the capacity geometrically.
   template <class S = Space, std::enable_if_t<std::is_same_v<S, host_space>, int> = 0>
@@ -581,30 +627,77 @@ class soa_vector {
 }  // namespace coalesce
 
 // Names the fields of `Type`, in declaration order, so that view[i].x is a reference into the x
-// column of a soa_view<Type>. Use it at namespace scope, in Type's namespace, with Type's
-// unqualified name:
+// column of a soa_view<Type>:
 //   struct Particle { float x, y, z, vx, vy, vz; };
-//   COALESCE_FIELDS(Particle, x, y, z, vx, vy, vz);
-#define COALESCE_FIELDS(Type, ...)                                                                              \
-  template <class Qualified>                                                                                    \
-  struct coalesce_detail_reference_##Type                                                                      \
-      : ::coalesce::detail::named_soa_reference<coalesce_detail_reference_##Type<Qualified>, Qualified> {      \
-    COALESCE_DETAIL_FOR_EACH(COALESCE_DETAIL_NAMED_FIELD, Qualified, __VA_ARGS__)                             \
-    COALESCE_HOST_DEVICE const coalesce_detail_reference_##Type& operator=(const Type& value) const {          \
-      this->assign(value);                                                                                      \
-      return *this;                                                                                             \
-    }                                                                                                           \
-    COALESCE_HOST_DEVICE const coalesce_detail_reference_##Type& operator=(                                    \
-        const coalesce_detail_reference_##Type& other) const {                                                 \
-      this->assign(static_cast<Type>(other));                                                                   \
-      return *this;                                                                                             \
-    }                                                                                                           \
-  };                                                                                                            \
-  static_assert(::coalesce::detail::check_named_fields<Type, COALESCE_DETAIL_COUNT_ARGS(__VA_ARGS__)>(         \
-                    0 COALESCE_DETAIL_FOR_EACH(COALESCE_DETAIL_MEMBER_POINTER, Type, __VA_ARGS__)),             \
-                "COALESCE_FIELDS(" #Type ", ...): name every field of " #Type ", in declaration order");        \
-  ::coalesce::detail::named_fields<coalesce_detail_reference_##Type> coalesce_detail_field_names(const Type*)
+//   COALESCE_FIELDS(Particle, x, y, z, vx, vy, vz)
+// Write it in Type's namespace, or at global scope (there Type may be qualified: sim::Particle);
+// the trailing semicolon is optional. For a class template, give its parameters and the type:
+//   template <class T> struct Vec3 { T x, y, z; };
+//   COALESCE_TEMPLATE_FIELDS((class T), Vec3<T>, x, y, z)
+// (a type with a comma goes in parentheses: COALESCE_TEMPLATE_FIELDS((class A, class B), (Pair<A, B>), a, b)).
+// Mistakes stop at the macro with one static_assert: a field left out or out of order, more than
+// 24 names, or a namespace where coalesce cannot find the declaration.
+#define COALESCE_FIELDS(Type, ...) \
+  COALESCE_DETAIL_FIELDS((), (template <class coalesce_qualified>), Type, #Type, __VA_ARGS__)
+#define COALESCE_TEMPLATE_FIELDS(Parameters, Type, ...)                                                        \
+  COALESCE_DETAIL_FIELDS((template <COALESCE_DETAIL_UNPAREN(Parameters)>),                                    \
+                         (template <class coalesce_qualified, COALESCE_DETAIL_UNPAREN(Parameters)>), Type, #Type, \
+                         __VA_ARGS__)
 
-#define COALESCE_DETAIL_NAMED_FIELD(Qualified, name) \
-  ::coalesce::detail::qualify_like_t<Qualified, decltype(std::remove_const_t<Qualified>::name)>& name;
-#define COALESCE_DETAIL_MEMBER_POINTER(Type, name) , &Type::name
+// Two function definitions: ending on a closing brace, the expansion takes a semicolon after it
+// or none. The proxy is a class local to the function, so no name
+// is pasted together from Type (which may be qualified or a template-id).
+#define COALESCE_DETAIL_FIELDS(Head, ProxyHead, Type, TypeName, ...)                                           \
+  COALESCE_DETAIL_UNPAREN(Head)                                                                                 \
+  [[maybe_unused]] inline ::coalesce::detail::fields_declared coalesce_detail_fields_declared(                  \
+      const COALESCE_DETAIL_UNPAREN(Type)*, ::coalesce_detail_fields_tag) {                                     \
+    /* The checks, here: for a plain type this body is compiled at the macro, once. */                          \
+    using coalesce_type = COALESCE_DETAIL_UNPAREN(Type);                                                        \
+    constexpr std::size_t coalesce_names = COALESCE_DETAIL_COUNT_ARGS(__VA_ARGS__);                             \
+    static_assert(::coalesce::detail::fields_reachable<coalesce_type>::value,                                   \
+                  "COALESCE_FIELDS(" TypeName ", ...): coalesce cannot find this declaration; write it in the " \
+                  "namespace of " TypeName ", or at global scope");                                             \
+    static_assert(coalesce_names <= ::coalesce::detail::max_fields,                                              \
+                  "COALESCE_FIELDS(" TypeName ", ...): more than 24 names; coalesce reflects at most 24 "       \
+                  "fields, so group related fields into structs of their own");                                 \
+    static_assert(coalesce_names > ::coalesce::detail::max_fields ||                                             \
+                      coalesce_names == ::coalesce::detail::field_count_v<coalesce_type>,                       \
+                  "COALESCE_FIELDS(" TypeName ", ...): name every field of " TypeName ", in declaration order"); \
+    static_assert(coalesce_names != ::coalesce::detail::field_count_v<coalesce_type> ||                         \
+                      ::coalesce::detail::fields_in_order<coalesce_type>(                                       \
+                          0 COALESCE_DETAIL_FOR_EACH(COALESCE_DETAIL_MEMBER_POINTER, _, __VA_ARGS__)),          \
+                  "COALESCE_FIELDS(" TypeName ", ...): name every field of " TypeName ", in declaration order"); \
+    return {};                                                                                                  \
+  }                                                                                                             \
+  COALESCE_DETAIL_UNPAREN(ProxyHead)                                                                            \
+  auto coalesce_detail_field_names(const COALESCE_DETAIL_UNPAREN(Type)*, coalesce_qualified*,                   \
+                                   ::coalesce_detail_fields_tag) {                                              \
+    using coalesce_type = COALESCE_DETAIL_UNPAREN(Type);                                                        \
+    /* For a class template, the checks run when the first proxy is made. */                                    \
+    (void)coalesce_detail_fields_declared(static_cast<const coalesce_type*>(nullptr), ::coalesce_detail_fields_tag{}); \
+    /* Members of a local class are instantiated with the function: the read-only proxy must */                 \
+    /* not even declare assignment, so it is a class of its own. */                                            \
+    if constexpr (std::is_const_v<coalesce_qualified>) {                                                       \
+      struct reference : ::coalesce::detail::named_soa_reference<reference, coalesce_qualified> {               \
+        COALESCE_DETAIL_FOR_EACH(COALESCE_DETAIL_NAMED_FIELD, _, __VA_ARGS__)                                   \
+      };                                                                                                        \
+      return ::coalesce::detail::type_identity<reference>{};                                                    \
+    } else {                                                                                                    \
+      struct reference : ::coalesce::detail::named_soa_reference<reference, coalesce_qualified> {               \
+        COALESCE_DETAIL_FOR_EACH(COALESCE_DETAIL_NAMED_FIELD, _, __VA_ARGS__)                                   \
+        COALESCE_HOST_DEVICE const reference& operator=(const coalesce_type& value) const {                     \
+          this->assign(value);                                                                                  \
+          return *this;                                                                                         \
+        }                                                                                                       \
+        COALESCE_HOST_DEVICE const reference& operator=(const reference& other) const {                         \
+          this->assign(static_cast<coalesce_type>(other));                                                      \
+          return *this;                                                                                         \
+        }                                                                                                       \
+      };                                                                                                        \
+      return ::coalesce::detail::type_identity<reference>{};                                                    \
+    }                                                                                                           \
+  }
+
+#define COALESCE_DETAIL_NAMED_FIELD(unused, name) \
+  ::coalesce::detail::qualify_like_t<coalesce_qualified, decltype(coalesce_type::name)>& name;
+#define COALESCE_DETAIL_MEMBER_POINTER(unused, name) , &coalesce_type::name

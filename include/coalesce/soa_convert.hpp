@@ -10,6 +10,11 @@
 // Needs a CUDA compiler.
 #pragma once
 
+#if !defined(__CUDACC__)
+// One error instead of pages: a host compiler stops at the first CUDA keyword in here.
+#  error "coalesce/soa_convert.hpp launches kernels: include it from a .cu file (or a source with LANGUAGE CUDA), compiled by nvcc"
+#else
+
 #include <coalesce/config.hpp>
 #include <coalesce/detail/block_copy.hpp>
 #include <coalesce/detail/launch.hpp>
@@ -123,3 +128,5 @@ soa_vector<T, device_space, Resource> to_soa(const T* aos, std::size_t count, co
 }
 
 }  // namespace coalesce
+
+#endif  // __CUDACC__

@@ -5,6 +5,11 @@
 // sort_by_key work on SoA data with functors written for T. Needs a CUDA compiler.
 #pragma once
 
+#if !defined(__CUDACC__)
+// One error instead of pages: a host compiler stops at the first CUDA keyword in here.
+#  error "coalesce/thrust.hpp launches kernels: include it from a .cu file (or a source with LANGUAGE CUDA), compiled by nvcc"
+#else
+
 #include <coalesce/config.hpp>
 #include <coalesce/soa.hpp>
 #include <coalesce/soa_convert.hpp>
@@ -64,3 +69,5 @@ thrust::device_vector<T> to_aos(const soa_vector<T, device_space, Resource>& soa
 }
 
 }  // namespace coalesce
+
+#endif  // __CUDACC__

@@ -3,6 +3,11 @@
 // writes (rows of `out`) are coalesced. Needs a CUDA compiler.
 #pragma once
 
+#if !defined(__CUDACC__)
+// One error instead of pages: a host compiler stops at the first CUDA keyword in here.
+#  error "coalesce/transpose.hpp launches kernels: include it from a .cu file (or a source with LANGUAGE CUDA), compiled by nvcc"
+#else
+
 #include <coalesce/config.hpp>
 #include <coalesce/error.hpp>
 #include <coalesce/pitched_matrix.hpp>
@@ -143,3 +148,5 @@ void transpose(pitched_view<T> in, pitched_view<T> out, cudaStream_t stream = 0)
 }
 
 }  // namespace coalesce
+
+#endif  // __CUDACC__

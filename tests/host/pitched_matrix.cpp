@@ -20,6 +20,8 @@ namespace {
 
 template <class T, class Policy = coalesce::line_aligned_rows>
 using host_matrix = pitched_matrix<T, host_space, Policy>;
+template <class T>
+using host_view = pitched_view<T, host_space>;
 
 struct twelve_bytes {
   float a, b, c;
@@ -164,7 +166,7 @@ TEST_CASE("zero rows or columns make a valid empty matrix") {
 
 TEST_CASE("sub-blocks keep the pitch and write through to the matrix") {
   host_matrix<int> m(iota_vector(6 * 40), 6, 40);
-  pitched_view<int> block = m.view().block(2, 5, 3, 10);
+  host_view<int> block = m.view().block(2, 5, 3, 10);
   REQUIRE(block.rows() == 3);
   REQUIRE(block.cols() == 10);
   REQUIRE(block.pitch_bytes() == m.pitch_bytes());
@@ -172,10 +174,14 @@ TEST_CASE("sub-blocks keep the pitch and write through to the matrix") {
   REQUIRE(block(2, 9) == m(4, 14));
   block(1, 1) = -1;
   REQUIRE(m(3, 6) == -1);
-  const pitched_view<const int> read_only = block;
+  const host_view<const int> read_only = block;
   REQUIRE(read_only(1, 1) == -1);
   static_assert(!std::is_assignable_v<decltype(read_only(0, 0)), int>, "a const view must not write");
   static_assert(std::is_trivially_copyable_v<pitched_view<float>>, "views are passed to kernels by value");
+  // The memory space is part of the view's type: a host matrix's view is not a device view.
+  static_assert(std::is_same_v<decltype(m.view()), host_view<int>>);
+  static_assert(std::is_same_v<decltype(pitched_matrix<int>().view()), pitched_view<int, coalesce::device_space>>);
+  static_assert(!std::is_convertible_v<host_view<int>, pitched_view<int>>, "host memory must not pass for device memory");
 }
 
 TEST_CASE("a matrix's view owns its rows' padding, a right-edge block keeps it, other blocks do not") {
@@ -184,10 +190,10 @@ TEST_CASE("a matrix's view owns its rows' padding, a right-edge block keeps it, 
   REQUIRE(whole.owned_row_bytes() == m.pitch_bytes());
   REQUIRE(whole.block(1, 5, 3, 996).owned_row_bytes() == m.pitch_bytes() - 5 * sizeof(float));
   REQUIRE(whole.block(1, 5, 3, 10).owned_row_bytes() == 10 * sizeof(float));
-  REQUIRE(pitched_view<float>(m.data(), 7, 1001, m.pitch_bytes()).owned_row_bytes() == 1001 * sizeof(float));
-  REQUIRE(pitched_view<const float>(whole).owned_row_bytes() == m.pitch_bytes());
+  REQUIRE(host_view<float>(m.data(), 7, 1001, m.pitch_bytes()).owned_row_bytes() == 1001 * sizeof(float));
+  REQUIRE(host_view<const float>(whole).owned_row_bytes() == m.pitch_bytes());
   // A view from an mdspan knows nothing of padding: it owns its elements only, and so do its blocks.
-  const pitched_view<float> from_mdspan(whole.to_mdspan());
+  const host_view<float> from_mdspan(whole.to_mdspan());
   REQUIRE(from_mdspan.owned_row_bytes() == 1001 * sizeof(float));
   REQUIRE(from_mdspan.block(0, 5, 7, 996).owned_row_bytes() == 996 * sizeof(float));
   // The padding holds zero bytes whatever filled the elements.
@@ -208,7 +214,7 @@ TEST_CASE("to_mdspan gives the same elements with strides {pitch / sizeof(T), 1}
   REQUIRE(&md(2, 3) == &m(2, 3));
 
   // and back: a view built from that mdspan addresses the same elements
-  pitched_view<float> again(md);
+  host_view<float> again(md);
   REQUIRE(again.pitch_bytes() == m.pitch_bytes());
   REQUIRE(&again(2, 3) == &m(2, 3));
 

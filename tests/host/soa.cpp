@@ -19,7 +19,28 @@ struct Particle {
   float x, y, z, vx, vy, vz;
 };
 COALESCE_FIELDS(Particle, x, y, z, vx, vy, vz);
+
+struct Body {
+  double mass;
+  int id;
+};
+
+template <class T>
+struct Vec3 {
+  T x, y, z;
+};
+COALESCE_TEMPLATE_FIELDS((class T), Vec3<T>, x, y, z)  // no semicolon: the macro takes one or none
+
+template <class A, class B>
+struct Pair {
+  A first;
+  B second;
+};
 }  // namespace physics
+
+// At global scope, with a qualified name (and a type with a comma, in parentheses).
+COALESCE_FIELDS(physics::Body, mass, id);
+COALESCE_TEMPLATE_FIELDS((class A, class B), (physics::Pair<A, B>), first, second);
 
 namespace {
 
@@ -111,8 +132,12 @@ TEST_CASE("view[i] gathers to T, scatters from T, and get<I> reaches one column"
   REQUIRE(view.column<2>()[0] == -1.0f);
   view[0] = view[2];  // assigning one element to another copies the values
   REQUIRE(static_cast<Mixed>(view[0]).c == 31);
-  const coalesce::soa_view<const Mixed> read_only = view;
+  const coalesce::soa_view<const Mixed, host_space> read_only = view;
   REQUIRE(coalesce::get<0>(read_only[1]) == 2.0);
+  // The memory space is part of the view's type: host columns never pass for device columns.
+  static_assert(std::is_same_v<decltype(view), coalesce::soa_view<Mixed, host_space>>);
+  static_assert(!std::is_convertible_v<coalesce::soa_view<Mixed, host_space>, coalesce::soa_view<Mixed>>);
+  static_assert(std::is_same_v<soa_vector<Mixed>::view_type, coalesce::soa_view<Mixed, coalesce::device_space>>);
 }
 
 TEST_CASE("after COALESCE_FIELDS, view[i].x is a reference into the x column") {
@@ -126,6 +151,31 @@ TEST_CASE("after COALESCE_FIELDS, view[i].x is a reference into the x column") {
   const Particle p = view[1];
   REQUIRE(p.x == 100.0f);
   REQUIRE(coalesce::get<0>(view[1]) == 100.0f);
+}
+
+TEST_CASE("COALESCE_FIELDS names fields of qualified, template and comma-separated types, with or without its semicolon") {
+  soa_vector<physics::Body, host_space> bodies(2);
+  bodies[1].mass = 2.5;
+  bodies[1].id = 7;
+  REQUIRE(bodies.to_vector()[1].mass == 2.5);
+  REQUIRE(bodies.to_vector()[1].id == 7);
+  REQUIRE(&bodies[1].id == bodies.view().column<&physics::Body::id>() + 1);
+
+  soa_vector<physics::Vec3<double>, host_space> positions(3);
+  positions[2].z = 4.0;
+  positions[2].x = positions[2].z * 2;
+  REQUIRE(positions.to_vector()[2].x == 8.0);
+  REQUIRE(&positions[2].z == positions.view().column<2>() + 2);
+
+  soa_vector<physics::Pair<int, float>, host_space> pairs(1);
+  pairs[0].second = 0.25f;
+  REQUIRE(pairs.to_vector()[0].second == 0.25f);
+
+  // The read-only proxy reads and cannot be assigned.
+  const auto& read_only = positions;
+  REQUIRE(read_only[2].x == 8.0);
+  static_assert(!std::is_assignable_v<decltype(read_only[2].x), double>);
+  static_assert(!std::is_assignable_v<decltype(read_only[2]), physics::Vec3<double>>);
 }
 
 TEST_CASE("one function template runs on Particle* and on soa_view<Particle> with identical results") {

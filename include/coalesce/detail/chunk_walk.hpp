@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 
 namespace coalesce::detail {
 
@@ -285,27 +286,45 @@ struct strided_column {
 
 // --- the operations ------------------------------------------------------------------------------
 
+// Whether for_each's f can take the element it is handed. If not, this one static_assert says
+// how to write f, and the callers compile no call (which would pile more errors on top). Checked
+// in device code: on the host, nvcc hides a device lambda's call operator.
+template <class F, class Element>
+COALESCE_HOST_DEVICE constexpr bool takes_element() {
+  constexpr bool ok = std::is_invocable_v<const F&, Element>;
+  static_assert(ok,
+                "coalesce::for_each: f cannot take the element it is handed. A soa_view's element is a proxy whose "
+                "fields are references into the columns: declare f's parameter auto or auto&& (or "
+                "coalesce::soa_reference_t<T>), not T&. A span's or pitched_view's element is a T&.");
+  return ok;
+}
+
 // for_each: load, f on copies in registers, store what changed.
 template <class Columns, class F>
 struct update_in_place {
   Columns columns;
   F f;
+  using value_type = typename Columns::value_type;
+  using element_type = decltype(Columns::element(std::declval<value_type&>()));
 
   template <unsigned N>
   COALESCE_DEVICE COALESCE_FORCEINLINE void run(grid_position at) const {
-    using value_type = typename Columns::value_type;
-    value_type before[N], after[N];
-    columns.template load<N, false>(at, before);
+    if constexpr (takes_element<F, element_type>()) {
+      value_type before[N], after[N];
+      columns.template load<N, false>(at, before);
 #pragma unroll
-    for (unsigned k = 0; k < N; ++k) {
-      after[k] = before[k];
-      if (columns.live(at, k)) f(Columns::element(after[k]));
+      for (unsigned k = 0; k < N; ++k) {
+        after[k] = before[k];
+        if (columns.live(at, k)) f(Columns::element(after[k]));
+      }
+      columns.template store_changed<N>(at, before, after);
     }
-    columns.template store_changed<N>(at, before, after);
   }
   COALESCE_DETAIL_EXEC_CHECK_DISABLE
   COALESCE_DEVICE COALESCE_FORCEINLINE void one(grid_position p) const {
-    if (columns.live(p, 0)) f(columns.element_at(p));
+    if constexpr (takes_element<F, element_type>()) {
+      if (columns.live(p, 0)) f(columns.element_at(p));
+    }
   }
 };
 

@@ -363,13 +363,25 @@ using field_type_t = std::remove_cv_t<std::remove_reference_t<decltype(get_leaf<
 
 }  // namespace coalesce::detail
 
-// --- FOR_EACH over up to 24 macro arguments, for COALESCE_FIELDS --------------------------
-#define COALESCE_DETAIL_COUNT_ARGS(...) COALESCE_DETAIL_COUNT_ARGS_(__VA_ARGS__, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
-#define COALESCE_DETAIL_COUNT_ARGS_(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, _16, _17, _18, _19, _20, _21, _22, _23, _24, N, ...) N
+// --- macro helpers for COALESCE_FIELDS ------------------------------------------------------
+// The number of macro arguments, up to 64 (COALESCE_FIELDS rejects more than 24 with a
+// static_assert, so it must count past 24 without breaking).
+#define COALESCE_DETAIL_COUNT_ARGS(...) COALESCE_DETAIL_ARG_65(__VA_ARGS__, 64, 63, 62, 61, 60, 59, 58, 57, 56, 55, 54, 53, 52, 51, 50, 49, 48, 47, 46, 45, 44, 43, 42, 41, 40, 39, 38, 37, 36, 35, 34, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+// The same count, or OVER beyond 24: FOR_EACH then expands to nothing, and only the static_assert speaks.
+#define COALESCE_DETAIL_CAPPED_COUNT(...) COALESCE_DETAIL_ARG_65(__VA_ARGS__, OVER, OVER, OVER, OVER, OVER, OVER, OVER, OVER, OVER, OVER, OVER, OVER, OVER, OVER, OVER, OVER, OVER, OVER, OVER, OVER, OVER, OVER, OVER, OVER, OVER, OVER, OVER, OVER, OVER, OVER, OVER, OVER, OVER, OVER, OVER, OVER, OVER, OVER, OVER, OVER, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define COALESCE_DETAIL_ARG_65(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, _16, _17, _18, _19, _20, _21, _22, _23, _24, _25, _26, _27, _28, _29, _30, _31, _32, _33, _34, _35, _36, _37, _38, _39, _40, _41, _42, _43, _44, _45, _46, _47, _48, _49, _50, _51, _52, _53, _54, _55, _56, _57, _58, _59, _60, _61, _62, _63, _64, N, ...) N
 #define COALESCE_DETAIL_CAT(a, b) COALESCE_DETAIL_CAT_(a, b)
 #define COALESCE_DETAIL_CAT_(a, b) a##b
+// (x) -> x, and x -> x: a type with commas in it (Pair<A, B>) is passed in parentheses.
+#define COALESCE_DETAIL_UNPAREN(x) COALESCE_DETAIL_UNPAREN_EVAL(COALESCE_DETAIL_UNPAREN_STRIP x)
+#define COALESCE_DETAIL_UNPAREN_STRIP(...) COALESCE_DETAIL_UNPAREN_STRIP __VA_ARGS__
+#define COALESCE_DETAIL_UNPAREN_EVAL(...) COALESCE_DETAIL_UNPAREN_EVAL_(__VA_ARGS__)
+#define COALESCE_DETAIL_UNPAREN_EVAL_(...) COALESCE_DETAIL_UNPAREN_DONE_##__VA_ARGS__
+#define COALESCE_DETAIL_UNPAREN_DONE_COALESCE_DETAIL_UNPAREN_STRIP
+// macro(data, x) for every argument x, up to 24 of them.
 #define COALESCE_DETAIL_FOR_EACH(macro, data, ...) \
-  COALESCE_DETAIL_CAT(COALESCE_DETAIL_FOR_EACH_, COALESCE_DETAIL_COUNT_ARGS(__VA_ARGS__))(macro, data, __VA_ARGS__)
+  COALESCE_DETAIL_CAT(COALESCE_DETAIL_FOR_EACH_, COALESCE_DETAIL_CAPPED_COUNT(__VA_ARGS__))(macro, data, __VA_ARGS__)
+#define COALESCE_DETAIL_FOR_EACH_OVER(macro, data, ...)
 #define COALESCE_DETAIL_FOR_EACH_1(macro, data, x) macro(data, x)
 #define COALESCE_DETAIL_FOR_EACH_2(macro, data, x, ...) macro(data, x) COALESCE_DETAIL_FOR_EACH_1(macro, data, __VA_ARGS__)
 #define COALESCE_DETAIL_FOR_EACH_3(macro, data, x, ...) macro(data, x) COALESCE_DETAIL_FOR_EACH_2(macro, data, __VA_ARGS__)

@@ -58,7 +58,7 @@ __global__ void __launch_bounds__(staged_threads) staged_for_each_kernel(T* data
       if (i >= count) break;
       T value = elements[i];
       const T before = value;
-      f(value);
+      if constexpr (takes_element<F, T&>()) f(value);
       if (!same_bits(value, before)) {
         elements[i] = value;
         changed = true;
