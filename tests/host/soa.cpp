@@ -38,8 +38,17 @@ struct Pair {
 };
 }  // namespace physics
 
-// At global scope, with a qualified name (and a type with a comma, in parentheses).
+namespace physics {
+struct Imported {
+  float a, b;
+};
+}  // namespace physics
+
+// At global scope, with a qualified name (and a type with a comma, in parentheses), or through a
+// using-declaration.
 COALESCE_FIELDS(physics::Body, mass, id);
+using physics::Imported;
+COALESCE_FIELDS(Imported, a, b);
 COALESCE_TEMPLATE_FIELDS((class A, class B), (physics::Pair<A, B>), first, second);
 
 namespace {
@@ -166,6 +175,10 @@ TEST_CASE("COALESCE_FIELDS names fields of qualified, template and comma-separat
   positions[2].x = positions[2].z * 2;
   REQUIRE(positions.to_vector()[2].x == 8.0);
   REQUIRE(&positions[2].z == positions.view().column<2>() + 2);
+
+  soa_vector<physics::Imported, host_space> imported(1);
+  imported[0].b = 3.0f;
+  REQUIRE(imported.to_vector()[0].b == 3.0f);
 
   soa_vector<physics::Pair<int, float>, host_space> pairs(1);
   pairs[0].second = 0.25f;
