@@ -215,6 +215,40 @@ constexpr bool fields_in_order(int, Members... members) {
   return in_order;
 }
 
+// COALESCE_FIELDS(Type, ...) reads Type through fields_target: a type is itself, and the name of
+// a class template (COALESCE_FIELDS(Vec3, ...)) becomes class_template_given after one
+// static_assert, so that the rest of the expansion compiles and that message is the only one.
+struct class_template_given {};
+template <class T>
+constexpr type_identity<T> fields_target() {
+  return {};
+}
+template <template <class...> class Template>
+constexpr auto fields_target() {  // auto: deducing it compiles the body, where the message is
+  static_assert(sizeof(Template<int>*) == 0,
+                "COALESCE_FIELDS(Type, ...): Type names a class template; name the fields of all its "
+                "specializations with COALESCE_TEMPLATE_FIELDS((class T), Type<T>, fields...)");
+  return type_identity<class_template_given>{};
+}
+
+// T, as a type that depends on Q: what the macro's proxies are written in terms of, so that
+// nothing in them is compiled before a proxy is asked for.
+template <class Q, class T>
+struct dependent_on {
+  using type = T;
+};
+
+// The order check, where it is possible: `check` takes a pointer to the type and checks the
+// member pointers of its list. Never called for class_template_given, which has no members.
+template <class T, class Check>
+constexpr bool named_in_order(Check check) {
+  if constexpr (std::is_same_v<T, class_template_given>) {
+    return true;
+  } else {
+    return check(static_cast<T*>(nullptr));
+  }
+}
+
 }  // namespace detail
 
 // The type of view[i] for a soa_view<T> (T or const T).
@@ -637,42 +671,49 @@ class soa_vector {
 // (a type with a comma goes in parentheses: COALESCE_TEMPLATE_FIELDS((class A, class B), (Pair<A, B>), a, b)).
 // Mistakes stop at the macro with one static_assert: a field left out or out of order, more than
 // 24 names, or a namespace where coalesce cannot find the declaration.
-#define COALESCE_FIELDS(Type, ...) \
-  COALESCE_DETAIL_FIELDS((), (template <class coalesce_qualified>), Type, #Type, __VA_ARGS__)
+#define COALESCE_FIELDS(Type, ...)                                                                             \
+  COALESCE_DETAIL_FIELDS((), (template <class coalesce_qualified>),                                           \
+                         (typename decltype(::coalesce::detail::fields_target<COALESCE_DETAIL_UNPAREN(Type)>())::type), #Type, \
+                         __VA_ARGS__)
 #define COALESCE_TEMPLATE_FIELDS(Parameters, Type, ...)                                                        \
   COALESCE_DETAIL_FIELDS((template <COALESCE_DETAIL_UNPAREN(Parameters)>),                                    \
                          (template <class coalesce_qualified, COALESCE_DETAIL_UNPAREN(Parameters)>), Type, #Type, \
                          __VA_ARGS__)
 
 // Two function definitions: ending on a closing brace, the expansion takes a semicolon after it
-// or none. The proxy is a class local to the function, so no name
-// is pasted together from Type (which may be qualified or a template-id).
+// or none. The proxy is a class local to the function, so no name is pasted together from Type
+// (which may be qualified or a template-id).
 #define COALESCE_DETAIL_FIELDS(Head, ProxyHead, Type, TypeName, ...)                                           \
   COALESCE_DETAIL_UNPAREN(Head)                                                                                 \
   [[maybe_unused]] inline ::coalesce::detail::fields_declared coalesce_detail_fields_declared(                  \
       const COALESCE_DETAIL_UNPAREN(Type)*, ::coalesce_detail_fields_tag) {                                     \
     /* The checks, here: for a plain type this body is compiled at the macro, once. */                          \
-    using coalesce_type = COALESCE_DETAIL_UNPAREN(Type);                                                        \
+    using coalesce_target = COALESCE_DETAIL_UNPAREN(Type);                                                             \
+    constexpr bool coalesce_template = std::is_same_v<coalesce_target, ::coalesce::detail::class_template_given>;  \
     constexpr std::size_t coalesce_names = COALESCE_DETAIL_COUNT_ARGS(__VA_ARGS__);                             \
-    static_assert(::coalesce::detail::fields_reachable<coalesce_type>::value,                                   \
+    static_assert(coalesce_template || ::coalesce::detail::fields_reachable<coalesce_target>::value,              \
                   "COALESCE_FIELDS(" TypeName ", ...): coalesce cannot find this declaration; write it in the " \
                   "namespace of " TypeName ", or at global scope");                                             \
     static_assert(coalesce_names <= ::coalesce::detail::max_fields,                                              \
                   "COALESCE_FIELDS(" TypeName ", ...): more than 24 names; coalesce reflects at most 24 "       \
                   "fields, so group related fields into structs of their own");                                 \
-    static_assert(coalesce_names > ::coalesce::detail::max_fields ||                                             \
-                      coalesce_names == ::coalesce::detail::field_count_v<coalesce_type>,                       \
+    static_assert(coalesce_template || coalesce_names > ::coalesce::detail::max_fields ||                        \
+                      coalesce_names == ::coalesce::detail::field_count_v<coalesce_target>,                       \
                   "COALESCE_FIELDS(" TypeName ", ...): name every field of " TypeName ", in declaration order"); \
-    static_assert(coalesce_names != ::coalesce::detail::field_count_v<coalesce_type> ||                         \
-                      ::coalesce::detail::fields_in_order<coalesce_type>(                                       \
-                          0 COALESCE_DETAIL_FOR_EACH(COALESCE_DETAIL_MEMBER_POINTER, _, __VA_ARGS__)),          \
+    static_assert(coalesce_names != ::coalesce::detail::field_count_v<coalesce_target> ||                         \
+                      ::coalesce::detail::named_in_order<coalesce_target>([](auto* coalesce_probe) {              \
+                        using coalesce_type = std::remove_pointer_t<decltype(coalesce_probe)>;                  \
+                        return ::coalesce::detail::fields_in_order<coalesce_type>(                              \
+                            0 COALESCE_DETAIL_FOR_EACH(COALESCE_DETAIL_MEMBER_POINTER, _, __VA_ARGS__));        \
+                      }),                                                                                       \
                   "COALESCE_FIELDS(" TypeName ", ...): name every field of " TypeName ", in declaration order"); \
     return {};                                                                                                  \
   }                                                                                                             \
   COALESCE_DETAIL_UNPAREN(ProxyHead)                                                                            \
   auto coalesce_detail_field_names(const COALESCE_DETAIL_UNPAREN(Type)*, coalesce_qualified*,                   \
                                    ::coalesce_detail_fields_tag) {                                              \
-    using coalesce_type = COALESCE_DETAIL_UNPAREN(Type);                                                        \
+    using coalesce_type =                                                                                       \
+        typename ::coalesce::detail::dependent_on<coalesce_qualified, COALESCE_DETAIL_UNPAREN(Type)>::type;     \
     /* For a class template, the checks run when the first proxy is made. */                                    \
     (void)coalesce_detail_fields_declared(static_cast<const coalesce_type*>(nullptr), ::coalesce_detail_fields_tag{}); \
     /* Members of a local class are instantiated with the function: the read-only proxy must */                 \
