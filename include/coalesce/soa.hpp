@@ -223,9 +223,11 @@ template <class T>
 constexpr type_identity<T> fields_target() {
   return {};
 }
+template <template <class...> class>
+inline constexpr bool never_for_template = false;
 template <template <class...> class Template>
 constexpr auto fields_target() {  // auto: deducing it compiles the body, where the message is
-  static_assert(sizeof(Template<int>*) == 0,
+  static_assert(never_for_template<Template>,
                 "COALESCE_FIELDS(Type, ...): Type names a class template; name the fields of all its "
                 "specializations with COALESCE_TEMPLATE_FIELDS((class T), Type<T>, fields...)");
   return type_identity<class_template_given>{};
