@@ -1,0 +1,281 @@
+// coalesce: soa_vector, the owning structure-of-arrays container: one allocation, one
+// 256-byte-aligned column per field, in host or device memory. Host-capable; included by
+// <coalesce/soa.hpp>.
+#pragma once
+
+#include <coalesce/config.hpp>
+#include <coalesce/detail/fields.hpp>
+#include <coalesce/error.hpp>
+#include <coalesce/memory.hpp>
+#include <coalesce/soa_reference.hpp>
+#include <coalesce/soa_view.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace coalesce {
+
+namespace detail {
+
+// Byte offsets of each column in a soa_vector's single allocation of `capacity` elements: every
+// column starts on a 256-byte boundary and is padded to one, so 16-byte vector access to the
+// last element of any column stays inside the allocation.
+template <class T, std::size_t... I>
+detail::pointer_array<std::size_t, sizeof...(I) + 1> column_offsets(std::size_t capacity, std::index_sequence<I...>) {
+  constexpr std::size_t field_bytes[] = {sizeof(field_type_t<T, I>)...};
+  pointer_array<std::size_t, sizeof...(I) + 1> offsets{};
+  std::size_t at = 0;
+  for (std::size_t k = 0; k < sizeof...(I); ++k) {
+    offsets[k] = at;
+    const std::size_t column = checked_round_up(
+        checked_multiply(capacity, field_bytes[k], "coalesce::soa_vector: a column of"), allocation_alignment,
+        "coalesce::soa_vector: a column of");
+    if (column > static_cast<std::size_t>(-1) - at)
+      throw std::length_error("coalesce::soa_vector: " + std::to_string(capacity) + " elements overflow std::size_t");
+    at += column;
+  }
+  offsets[sizeof...(I)] = at;
+  return offsets;
+}
+
+}  // namespace detail
+
+// An owning structure-of-arrays vector of T in `Space`: one allocation, one 256-byte-aligned
+// column per field. Copies between spaces and the growth of device vectors are ordered on the
+// resource's stream; reading device data back on the host (to_vector) waits for that stream.
+template <class T, class Space = device_space, class Resource = default_resource_t<Space>>
+class soa_vector {
+  static_assert(detail::check_soa_element<T>());
+  static_assert(is_memory_space_v<Space>,
+                "coalesce::soa_vector<T, Space>: Space must be coalesce::host_space or coalesce::device_space");
+  static_assert(std::is_same_v<typename Resource::memory_space, Space>,
+                "coalesce::soa_vector<T, Space, Resource>: Resource allocates in a different memory space");
+
+ public:
+  using value_type = T;
+  using memory_space = Space;
+  using resource_type = Resource;
+  using view_type = soa_view<T, Space>;
+  using const_view_type = soa_view<const T, Space>;
+  using iterator = soa_iterator<T, Space>;
+  using const_iterator = soa_iterator<const T, Space>;
+  using reference = soa_reference_t<T>;
+  using const_reference = soa_reference_t<const T>;
+  static constexpr std::size_t field_count = detail::field_count_v<T>;
+
+  soa_vector() = default;
+  explicit soa_vector(const Resource& resource) : storage_(resource, 0, allocation_alignment) {}
+  // `count` value-initialized elements (T{}: zero, or the fields' default member initializers).
+  explicit soa_vector(std::size_t count, const Resource& resource = Resource()) : soa_vector(resource) { resize(count); }
+  // The elements of an array of structs on the host.
+  explicit soa_vector(const std::vector<T>& aos, const Resource& resource = Resource()) : soa_vector(resource) {
+    assign_from_host(aos.data(), aos.size());
+  }
+  // A deep copy of a vector in another (or the same) space.
+  template <class S, class R>
+  explicit soa_vector(const soa_vector<T, S, R>& other, const Resource& resource = Resource()) : soa_vector(resource) {
+    copy_from(other);
+  }
+  soa_vector(const soa_vector& other) : soa_vector(other.resource()) { copy_from(other); }
+  soa_vector(soa_vector&& other) noexcept { swap(other); }
+  // Strong guarantee: on failure *this is unchanged.
+  soa_vector& operator=(const soa_vector& other) {
+    if (this != &other) soa_vector(other).swap(*this);
+    return *this;
+  }
+  soa_vector& operator=(soa_vector&& other) noexcept {
+    soa_vector(std::move(other)).swap(*this);
+    return *this;
+  }
+  ~soa_vector() = default;
+
+  void swap(soa_vector& other) noexcept {
+    storage_.swap(other.storage_);
+    std::swap(size_, other.size_);
+    std::swap(capacity_, other.capacity_);
+  }
+  friend void swap(soa_vector& a, soa_vector& b) noexcept { a.swap(b); }
+
+  std::size_t size() const noexcept { return size_; }
+  std::size_t capacity() const noexcept { return capacity_; }
+  bool empty() const noexcept { return size_ == 0; }
+  const Resource& resource() const noexcept { return storage_.resource(); }
+  cudaStream_t stream() const noexcept { return storage_.resource().stream(); }
+  // Bytes taken from the resource.
+  std::size_t allocated_bytes() const noexcept { return storage_.allocated_bytes(); }
+
+  view_type view() noexcept { return view_type(columns<void*>(), size_); }
+  const_view_type view() const noexcept { return const_view_type(columns<const void*>(), size_); }
+  const_view_type const_view() const noexcept { return view(); }
+  iterator begin() noexcept { return view().begin(); }
+  iterator end() noexcept { return view().end(); }
+  const_iterator begin() const noexcept { return view().begin(); }
+  const_iterator end() const noexcept { return view().end(); }
+
+  // Element access in host space. Precondition: i < size() (checked under COALESCE_DEBUG).
+  template <class S = Space, std::enable_if_t<std::is_same_v<S, host_space>, int> = 0>
+  reference operator[](std::size_t i) {
+    return view()[i];
+  }
+  template <class S = Space, std::enable_if_t<std::is_same_v<S, host_space>, int> = 0>
+  const_reference operator[](std::size_t i) const {
+    return view()[i];
+  }
+  // A device vector is not indexed, neither on the host (its elements are across the bus) nor in
+  // a kernel (a kernel that takes the vector gets a copy of the owner, not the columns).
+  template <class S = Space, std::enable_if_t<std::is_same_v<S, device_space>, int> = 0>
+  COALESCE_HOST_DEVICE reference operator[](std::size_t) const {
+    static_assert(std::is_same_v<S, host_space>,
+                  "coalesce::soa_vector<T, device_space> has no operator[]: pass vec.view() to the kernel and index "
+                  "the view there (or copy to a soa_vector<T, host_space> to read elements on the host)");
+    return *static_cast<const reference*>(nullptr);  // never compiled into anything: the assertion fails first
+  }
+  // Appends `value` (host space), growing the capacity geometrically.
+  template <class S = Space, std::enable_if_t<std::is_same_v<S, host_space>, int> = 0>
+  void push_back(const T& value) {
+    if (size_ == capacity_) reserve(capacity_ == 0 ? 16 : 2 * capacity_);
+    view_type(columns<void*>(), size_ + 1)[size_] = value;
+    ++size_;
+  }
+
+  // Makes room for `count` elements without changing size(). Strong guarantee.
+  void reserve(std::size_t count) {
+    if (count <= capacity_) return;
+    soa_vector next(resource());
+    next.allocate(count);
+    next.copy_columns_from<Space>(columns<const void*>(), size_, stream());
+    next.size_ = size_;
+    next.swap(*this);
+  }
+  // Becomes `count` elements long, keeping the first min(count, size()); new elements are T{}.
+  // Strong guarantee.
+  void resize(std::size_t count) {
+    if (count > capacity_) reserve(count);
+    if (count > size_) fill_value_initialized(size_, count);
+    size_ = count;
+  }
+  // Becomes `count` elements long without writing the new ones: for a destination that a kernel
+  // is about to overwrite entirely (reading them first is reading uninitialized memory).
+  void resize_for_overwrite(std::size_t count) {
+    if (count > capacity_) reserve(count);
+    size_ = count;
+  }
+  void clear() noexcept { size_ = 0; }
+
+  // Copies every element of `other`, which must have the same size. Throws std::invalid_argument
+  // otherwise.
+  template <class S, class R>
+  void assign(const soa_vector<T, S, R>& other) {
+    if (other.size() != size_)
+      throw std::invalid_argument("coalesce::soa_vector::assign: the source has " + std::to_string(other.size()) +
+                                  " elements but the destination " + std::to_string(size_) +
+                                  "; resize first or construct a new vector");
+    copy_columns_from<S>(other.const_view().columns(), size_, detail::device_side_stream<Space, S>(stream(), other.stream()));
+    if constexpr (std::is_same_v<Space, host_space>) detail::wait_for<S>(other.stream());
+  }
+
+  // The elements as an array of structs on the host; waits for the vector's stream.
+  std::vector<T> to_vector() const {
+    std::vector<T> aos(size_);
+    if constexpr (std::is_same_v<Space, host_space>) {
+      const auto v = view();
+      for (std::size_t i = 0; i < size_; ++i) aos[i] = v[i];
+    } else {
+      soa_vector<T, host_space> staging(*this);
+      const auto v = staging.view();
+      for (std::size_t i = 0; i < size_; ++i) aos[i] = v[i];
+    }
+    return aos;
+  }
+
+ private:
+  template <class, class, class>
+  friend class soa_vector;
+
+  template <class Pointer>
+  detail::pointer_array<Pointer, field_count> columns() const noexcept {
+    detail::pointer_array<Pointer, field_count> result{};
+    if (capacity_ == 0) return result;
+    const auto offsets = detail::column_offsets<T>(capacity_, std::make_index_sequence<field_count>{});
+    auto* base = static_cast<unsigned char*>(storage_.get());
+    for (std::size_t i = 0; i < field_count; ++i) result[i] = base + offsets[i];
+    return result;
+  }
+
+  // Takes storage for `count` elements (on an empty vector).
+  void allocate(std::size_t count) {
+    const auto offsets = detail::column_offsets<T>(count, std::make_index_sequence<field_count>{});
+    detail::owned_bytes<Resource>(resource(), offsets[field_count], allocation_alignment).swap(storage_);
+    capacity_ = count;
+  }
+
+  // Copies `count` elements of every column, ordered on `on`.
+  template <class FromSpace, class Pointers>
+  void copy_columns_from(const Pointers& from, std::size_t count, cudaStream_t on) {
+    copy_columns_from<FromSpace>(from, count, on, std::make_index_sequence<field_count>{});
+  }
+  template <class FromSpace, class Pointers, std::size_t... I>
+  void copy_columns_from(const Pointers& from, std::size_t count, cudaStream_t on, std::index_sequence<I...>) {
+    const auto to = columns<void*>();
+    (detail::copy_rows<Space, FromSpace>(to[I], 0, from[I], 0, count * sizeof(detail::field_type_t<T, I>), 1, on), ...);
+  }
+
+  template <class S, class R>
+  void copy_from(const soa_vector<T, S, R>& other) {
+    allocate(other.size());
+    const cudaStream_t on = detail::device_side_stream<Space, S>(stream(), other.stream());
+    copy_columns_from<S>(other.const_view().columns(), other.size(), on);
+    // Host elements are read by host code right away: wait for a copy out of the device.
+    if constexpr (std::is_same_v<Space, host_space>) detail::wait_for<S>(on);
+    size_ = other.size();
+  }
+
+  // Scatters an array of structs from the host into the columns (staged in host memory first
+  // for a device vector: one copy per column).
+  void assign_from_host(const T* aos, std::size_t count) {
+    if constexpr (std::is_same_v<Space, host_space>) {
+      allocate(count);
+      const view_type v(columns<void*>(), count);
+      for (std::size_t i = 0; i < count; ++i) v[i] = aos[i];
+      size_ = count;
+    } else {
+      soa_vector<T, host_space> staging;
+      staging.assign_from_host(aos, count);
+      copy_from(staging);
+    }
+  }
+
+  // Elements [first, last) = T{}, column by column: each column is filled by doubling copies, so
+  // this needs no kernel.
+  void fill_value_initialized(std::size_t first, std::size_t last) {
+    fill_value_initialized(first, last, std::make_index_sequence<field_count>{});
+  }
+  template <std::size_t... I>
+  void fill_value_initialized(std::size_t first, std::size_t last, std::index_sequence<I...>) {
+    const T value{};
+    const auto to = columns<void*>();
+    (fill_column(static_cast<detail::field_type_t<T, I>*>(to[I]) + first, last - first, detail::get_leaf<I>(detail::tie_fields(value))),
+     ...);
+  }
+  template <class F>
+  void fill_column(F* first, std::size_t count, const F& value) {
+    if (count == 0) return;
+    detail::copy_rows<Space, host_space>(first, 0, &value, 0, sizeof(F), 1, stream());
+    for (std::size_t done = 1; done < count; done *= 2) {
+      const std::size_t n = done < count - done ? done : count - done;
+      detail::copy_rows<Space, Space>(first + done, 0, first, 0, n * sizeof(F), 1, stream());
+    }
+  }
+
+  detail::owned_bytes<Resource> storage_;
+  std::size_t size_ = 0;
+  std::size_t capacity_ = 0;
+};
+
+}  // namespace coalesce

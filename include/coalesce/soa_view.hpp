@@ -1,0 +1,160 @@
+// coalesce: soa_view, a non-owning view of structure-of-arrays columns (one pointer per field),
+// and its iterator. What kernels take. Host-capable; included by <coalesce/soa.hpp>.
+#pragma once
+
+#include <coalesce/config.hpp>
+#include <coalesce/detail/fields.hpp>
+#include <coalesce/memory.hpp>
+#include <coalesce/soa_reference.hpp>
+
+#include <cstddef>
+#include <iterator>
+#include <type_traits>
+#include <utility>
+
+namespace coalesce {
+
+template <class T, class Space = device_space>
+class soa_view;
+
+namespace detail {
+
+// A fixed array of column pointers (no libcu++, see detail/fields.hpp).
+template <class P, std::size_t N>
+struct pointer_array {
+  P values[N];
+  COALESCE_HOST_DEVICE constexpr P& operator[](std::size_t i) { return values[i]; }
+  COALESCE_HOST_DEVICE constexpr const P& operator[](std::size_t i) const { return values[i]; }
+};
+
+}  // namespace detail
+
+// A random-access iterator over a soa_view; *it is view[i].
+template <class T, class Space = device_space>
+class soa_iterator {
+ public:
+  using iterator_category = std::random_access_iterator_tag;
+  using value_type = std::remove_const_t<T>;
+  using difference_type = std::ptrdiff_t;
+  using reference = soa_reference_t<T>;
+  using pointer = void;
+
+  soa_iterator() = default;
+  COALESCE_HOST_DEVICE soa_iterator(const soa_view<T, Space>& view, std::size_t index) : view_(view), index_(index) {}
+
+  // Host-only for a view of host memory, as view[i] is.
+  COALESCE_DETAIL_EXEC_CHECK_DISABLE
+  COALESCE_HOST_DEVICE reference operator*() const { return view_[index_]; }
+  COALESCE_DETAIL_EXEC_CHECK_DISABLE
+  COALESCE_HOST_DEVICE reference operator[](difference_type n) const { return view_[index_ + n]; }
+  COALESCE_HOST_DEVICE soa_iterator& operator++() { ++index_; return *this; }
+  COALESCE_HOST_DEVICE soa_iterator operator++(int) { soa_iterator old = *this; ++index_; return old; }
+  COALESCE_HOST_DEVICE soa_iterator& operator--() { --index_; return *this; }
+  COALESCE_HOST_DEVICE soa_iterator operator--(int) { soa_iterator old = *this; --index_; return old; }
+  COALESCE_HOST_DEVICE soa_iterator& operator+=(difference_type n) { index_ += n; return *this; }
+  COALESCE_HOST_DEVICE soa_iterator& operator-=(difference_type n) { index_ -= n; return *this; }
+  COALESCE_HOST_DEVICE friend soa_iterator operator+(soa_iterator it, difference_type n) { return it += n; }
+  COALESCE_HOST_DEVICE friend soa_iterator operator+(difference_type n, soa_iterator it) { return it += n; }
+  COALESCE_HOST_DEVICE friend soa_iterator operator-(soa_iterator it, difference_type n) { return it -= n; }
+  COALESCE_HOST_DEVICE friend difference_type operator-(const soa_iterator& a, const soa_iterator& b) {
+    return difference_type(a.index_) - difference_type(b.index_);
+  }
+  COALESCE_HOST_DEVICE friend bool operator==(const soa_iterator& a, const soa_iterator& b) { return a.index_ == b.index_; }
+  COALESCE_HOST_DEVICE friend bool operator!=(const soa_iterator& a, const soa_iterator& b) { return a.index_ != b.index_; }
+  COALESCE_HOST_DEVICE friend bool operator<(const soa_iterator& a, const soa_iterator& b) { return a.index_ < b.index_; }
+  COALESCE_HOST_DEVICE friend bool operator>(const soa_iterator& a, const soa_iterator& b) { return a.index_ > b.index_; }
+  COALESCE_HOST_DEVICE friend bool operator<=(const soa_iterator& a, const soa_iterator& b) { return a.index_ <= b.index_; }
+  COALESCE_HOST_DEVICE friend bool operator>=(const soa_iterator& a, const soa_iterator& b) { return a.index_ >= b.index_; }
+  COALESCE_HOST_DEVICE std::size_t index() const { return index_; }
+  COALESCE_HOST_DEVICE const soa_view<T, Space>& view() const { return view_; }
+
+ private:
+  soa_view<T, Space> view_{};
+  std::size_t index_ = 0;
+};
+
+// A non-owning view of `size()` elements stored as columns: one pointer per field. Trivially
+// copyable, so kernels take it by value; soa_view<const T> is read-only. Space says where the
+// columns live: a view of device memory (the default, what kernels and algorithms take) and a
+// view of host memory are different types, so host memory cannot reach a kernel unnoticed.
+template <class T, class Space>
+class soa_view {
+  static_assert(is_memory_space_v<Space>,
+                "coalesce::soa_view<T, Space>: Space must be coalesce::host_space or coalesce::device_space");
+
+ public:
+  using element_type = T;
+  using value_type = std::remove_const_t<T>;
+  using memory_space = Space;
+  using reference = soa_reference_t<T>;
+  using iterator = soa_iterator<T, Space>;
+  static constexpr std::size_t field_count = detail::field_count_v<value_type>;
+  using column_pointers = detail::pointer_array<std::conditional_t<std::is_const_v<T>, const void*, void*>, field_count>;
+
+ private:
+  static_assert(detail::check_soa_element<value_type>());
+  template <std::size_t I>
+  using column_type = detail::qualify_like_t<T, detail::field_type_t<value_type, I>>;
+
+ public:
+  soa_view() = default;
+  // Columns given as untyped pointers in field order, each holding at least `size` elements.
+  COALESCE_HOST_DEVICE soa_view(const column_pointers& columns, std::size_t size) : columns_(columns), size_(size) {}
+  // A read-only view of a writable one.
+  template <class U, std::enable_if_t<std::is_same_v<const U, T> && !std::is_same_v<U, T>, int> = 0>
+  COALESCE_HOST_DEVICE soa_view(const soa_view<U, Space>& other) : size_(other.size()) {
+    for (std::size_t i = 0; i < field_count; ++i) columns_[i] = other.columns()[i];
+  }
+
+  COALESCE_HOST_DEVICE std::size_t size() const noexcept { return size_; }
+  COALESCE_HOST_DEVICE bool empty() const noexcept { return size_ == 0; }
+  COALESCE_HOST_DEVICE const column_pointers& columns() const noexcept { return columns_; }
+
+  // The column of a field, as a raw pointer (256-byte aligned for a soa_vector's view): Key is a
+  // field index (column<0>()) or a pointer to member (column<&Particle::x>()).
+  template <auto Key>
+  COALESCE_HOST_DEVICE auto* column() const noexcept {
+    if constexpr (std::is_member_object_pointer_v<decltype(Key)>) {
+      constexpr std::size_t index = detail::field_index_v<value_type, Key>;
+      static_assert(index < field_count, "coalesce::soa_view::column<&T::member>: not a field of T");
+      return column<index>();
+    } else {
+      static_assert(std::size_t(Key) < field_count, "coalesce::soa_view::column<I>: I is not a field index of T");
+      return static_cast<column_type<std::size_t(Key)>*>(columns_[std::size_t(Key)]);
+    }
+  }
+
+  // Element i: references into every column. Precondition: i < size() (checked under
+  // COALESCE_DEBUG). Host and device code for a view of device memory; host code only for a view
+  // of host memory (device code that indexes one does not compile).
+  template <class S = Space, std::enable_if_t<std::is_same_v<S, device_space>, int> = 0>
+  COALESCE_HOST_DEVICE reference operator[](std::size_t i) const {
+    return element(i);
+  }
+  template <class S = Space, std::enable_if_t<std::is_same_v<S, host_space>, int> = 0>
+  reference operator[](std::size_t i) const {
+    return element(i);
+  }
+
+  COALESCE_HOST_DEVICE iterator begin() const { return iterator(*this, 0); }
+  COALESCE_HOST_DEVICE iterator end() const { return iterator(*this, size_); }
+
+ private:
+  COALESCE_HOST_DEVICE reference element(std::size_t i) const {
+    COALESCE_ASSERT(i < size_, "coalesce::soa_view: index out of range");
+    return element(i, std::make_index_sequence<field_count>{});
+  }
+  template <std::size_t... I>
+  COALESCE_HOST_DEVICE reference element(std::size_t i, std::index_sequence<I...>) const {
+    if constexpr (detail::has_named_fields<value_type>::value) {
+      return reference{{}, column<I>()[i]...};
+    } else {
+      return reference(detail::make_ref_tuple(column<I>()[i]...));
+    }
+  }
+
+  column_pointers columns_{};
+  std::size_t size_ = 0;
+};
+
+}  // namespace coalesce
