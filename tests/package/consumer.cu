@@ -20,7 +20,13 @@ int main() {
   if (status == cudaSuccess && devices == 0) status = cudaErrorNoDevice;
   if (status == cudaSuccess) status = cudaFree(nullptr);  // creates the context
   if (status != cudaSuccess) {
-    std::printf("no GPU: built, not run (%s: %s)\n", cudaGetErrorName(status), cudaGetErrorString(status));
+    // "Driver version insufficient" is also what the runtime says when there is no driver at all.
+    int driver = 0;
+    if (status == cudaErrorInsufficientDriver && cudaDriverGetVersion(&driver) == cudaSuccess && driver == 0) {
+      std::printf("no GPU: built, not run (no NVIDIA driver is installed)\n");
+    } else {
+      std::printf("no GPU: built, not run (%s: %s)\n", cudaGetErrorName(status), cudaGetErrorString(status));
+    }
     return 77;
   }
 
