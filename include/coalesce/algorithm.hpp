@@ -187,7 +187,7 @@ struct soa_columns {
         [&] {
           using F = field_type_t<value_type, I>;
           const auto chunk =
-              load_chunk<ReadOnly>(reinterpret_cast<const column_chunk<F, N>*>(view.template column<I>() + first));
+              load_chunk<ReadOnly>(reinterpret_cast<const vector_chunk<F, N>*>(view.template column<I>() + first));
 #pragma unroll
           for (unsigned k = 0; k < N; ++k) get_leaf<I>(tie_fields(out[k])) = chunk.value[k];
         }(),
@@ -201,14 +201,14 @@ struct soa_columns {
     (
         [&] {
           using F = field_type_t<value_type, I>;
-          column_chunk<F, N> old_chunk, new_chunk;
+          vector_chunk<F, N> old_chunk, new_chunk;
 #pragma unroll
           for (unsigned k = 0; k < N; ++k) {
             old_chunk.value[k] = get_leaf<I>(tie_fields(before[k]));
             new_chunk.value[k] = get_leaf<I>(tie_fields(after[k]));
           }
           if (!same_bits(old_chunk, new_chunk))
-            store_chunk(reinterpret_cast<column_chunk<F, N>*>(view.template column<I>() + first), new_chunk);
+            store_chunk(reinterpret_cast<vector_chunk<F, N>*>(view.template column<I>() + first), new_chunk);
         }(),
         ...);
   }

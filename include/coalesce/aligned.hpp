@@ -6,6 +6,7 @@
 #pragma once
 
 #include <coalesce/config.hpp>
+#include <coalesce/detail/vector_access.hpp>
 #include <coalesce/memory.hpp>
 
 #include <cuda/std/mdspan>
@@ -19,45 +20,10 @@
 
 namespace coalesce {
 
-// N elements of T moved as one access of N * sizeof(T) bytes (at most 16, a power of two).
+// N elements of T moved as one access of N * sizeof(T) bytes (an access width: 1, 2, 4, 8 or 16),
+// aligned to its size. The same type every coalesce kernel moves its chunks in.
 template <class T, std::size_t N>
-struct alignas(N * sizeof(T)) vec {
-  static_assert(detail::is_power_of_two(N * sizeof(T)) && N * sizeof(T) <= 16,
-                "coalesce::vec<T, N>: N * sizeof(T) must be 1, 2, 4, 8 or 16 bytes (one memory access)");
-  T value[N];
-  COALESCE_HOST_DEVICE constexpr T& operator[](std::size_t i) { return value[i]; }
-  COALESCE_HOST_DEVICE constexpr const T& operator[](std::size_t i) const { return value[i]; }
-};
-
-namespace detail {
-
-// The builtin type __ldg reads for a Bytes-byte access.
-template <std::size_t Bytes>
-struct read_only_word;
-template <>
-struct read_only_word<1> {
-  using type = unsigned char;
-};
-template <>
-struct read_only_word<2> {
-  using type = unsigned short;
-};
-template <>
-struct read_only_word<4> {
-  using type = unsigned int;
-};
-template <>
-struct read_only_word<8> {
-  using type = unsigned long long;
-};
-#if COALESCE_CUDA_COMPILER
-template <>
-struct read_only_word<16> {
-  using type = uint4;
-};
-#endif
-
-}  // namespace detail
+using vec = detail::vector_chunk<T, N, detail::whole_access_alignment<T, N>()>;
 
 template <class T, std::size_t Alignment = alignof(T)>
 class aligned_ptr {
@@ -106,11 +72,7 @@ class aligned_ptr {
   COALESCE_HOST_DEVICE vec<value_type, N> load_read_only(std::size_t i) const noexcept {
     check_vector<N>(i);
 #if COALESCE_DEVICE_PASS
-    using word = typename detail::read_only_word<N * sizeof(T)>::type;
-    const word bits = __ldg(reinterpret_cast<const word*>(get() + i));
-    vec<value_type, N> v;
-    std::memcpy(&v, &bits, sizeof v);
-    return v;
+    return detail::load_chunk<true>(reinterpret_cast<const vec<value_type, N>*>(get() + i));
 #else
     return load<N>(i);
 #endif
@@ -119,6 +81,8 @@ class aligned_ptr {
  private:
   template <std::size_t N>
   COALESCE_HOST_DEVICE static void check_vector(std::size_t i) noexcept {
+    static_assert(detail::is_access_width(N * sizeof(T)),
+                  "coalesce::aligned_ptr::load<N>: N * sizeof(T) must be 1, 2, 4, 8 or 16 bytes (one memory access)");
     static_assert(N * sizeof(T) <= Alignment,
                   "coalesce::aligned_ptr::load<N>: N elements are wider than the pointer's alignment promises");
     COALESCE_ASSERT(i % N == 0, "coalesce::aligned_ptr: a vector access must start at a multiple of N");

@@ -56,11 +56,6 @@ COALESCE_DEVICE inline bool can_copy_as_vectors(const void* first, std::size_t p
          pitch % 16 == 0;
 }
 
-template <class T, std::size_t N>
-struct alignas(16) vector_of {
-  T value[N];
-};
-
 COALESCE_DEVICE inline unsigned block_thread_index() {
   return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
 }
@@ -158,7 +153,7 @@ class shared_tile_view {
   // pointers, so without batching each thread would wait out one DRAM latency per access.
   template <unsigned Batch, std::size_t PerVector>
   COALESCE_DEVICE void load_rows(const T* first, std::size_t pitch, std::size_t rows, std::size_t cols) const {
-    using chunk = std::conditional_t<PerVector == 1, T, detail::vector_of<T, PerVector>>;
+    using chunk = std::conditional_t<PerVector == 1, T, detail::vector_chunk<T, PerVector>>;
     const auto* base = reinterpret_cast<const unsigned char*>(first);
     const unsigned tid = detail::block_thread_index(), threads = detail::block_thread_count();
     constexpr unsigned per_row = unsigned(Cols / PerVector);

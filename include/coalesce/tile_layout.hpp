@@ -6,6 +6,7 @@
 #pragma once
 
 #include <coalesce/config.hpp>
+#include <coalesce/detail/vector_access.hpp>
 #include <coalesce/model.hpp>
 
 #include <cstddef>
@@ -44,10 +45,6 @@ namespace detail {
 template <class Policy>
 inline constexpr bool is_tile_policy_v = std::is_same_v<Policy, unpadded> || std::is_same_v<Policy, padded> ||
                                          std::is_same_v<Policy, swizzled> || std::is_same_v<Policy, swizzled_128b>;
-
-constexpr bool tile_width_supported(std::size_t bytes) {
-  return bytes == 1 || bytes == 2 || bytes == 4 || bytes == 8 || bytes == 16;
-}
 
 // The wavefronts a warp needs when its lane i touches element (row_of(i), col_of(i)) of a tile
 // laid out by `offset_of`, `lanes` lanes active.
@@ -140,7 +137,7 @@ struct tile_offset<T, Rows, Cols, swizzled_128b> {
 // Every value is a compile-time constant, so a user can static_assert on the certificate.
 template <class T, std::size_t Rows, std::size_t Cols, class Policy = padded>
 struct tile_layout {
-  static_assert(detail::tile_width_supported(sizeof(T)),
+  static_assert(detail::is_access_width(sizeof(T)),
                 "coalesce::tile_layout<T>: sizeof(T) must be 1, 2, 4, 8 or 16 bytes (one shared-memory access)");
   static_assert(Rows > 0 && Cols > 0, "coalesce::tile_layout: Rows and Cols must be positive");
   static_assert(detail::is_tile_policy_v<Policy>,
@@ -149,7 +146,7 @@ struct tile_layout {
  private:
   // After a failed check above, the rest is computed for a valid stand-in, so that the one
   // static_assert is the only error the user reads.
-  using checked_type = std::conditional_t<detail::tile_width_supported(sizeof(T)), T, float>;
+  using checked_type = std::conditional_t<detail::is_access_width(sizeof(T)), T, float>;
   using checked_policy = std::conditional_t<detail::is_tile_policy_v<Policy>, Policy, padded>;
   static constexpr std::size_t checked_rows = Rows > 0 ? Rows : 1;
   static constexpr std::size_t checked_cols = Cols > 0 ? Cols : 1;

@@ -9,6 +9,7 @@
 #else
 
 #include <coalesce/config.hpp>
+#include <coalesce/detail/launch.hpp>
 #include <coalesce/error.hpp>
 #include <coalesce/pitched_matrix.hpp>
 #include <coalesce/shared_tile.hpp>
@@ -47,11 +48,6 @@ __global__ void __launch_bounds__(32 * BlockRows) transpose_kernel(pitched_view<
     }
 }
 
-template <class T>
-struct alignas(2 * sizeof(T)) pair_of {
-  T first, second;
-};
-
 // 4-byte elements move as 8-byte pairs: each thread loads (r, 2l..2l+1) of four input rows, and
 // stores (2l, c), (2l+1, c) of the tile as one pair of an output row. The bytes per access, and
 // so the bytes in flight, are those of the double transpose that reaches copy speed; the price
@@ -73,20 +69,20 @@ __global__ void __launch_bounds__(512) transpose_pairs_kernel(pitched_view<const
     for (std::size_t tc = blockIdx.x; tc < tile_cols; tc += gridDim.x) {
       const std::size_t r0 = tr * tile_size, c0 = tc * tile_size;
       if (pitches_allow_pairs && r0 + tile_size <= in.rows() && c0 + tile_size <= in.cols()) {
-        pair_of<T> v[passes];
+        vector_chunk<T, 2> v[passes];
 #pragma unroll
         for (unsigned k = 0; k < passes; ++k)
-          v[k] = *reinterpret_cast<const pair_of<T>*>(in.row(r0 + row + k * rows_per_pass) + c0 + 2 * lane);
+          v[k] = *reinterpret_cast<const vector_chunk<T, 2>*>(in.row(r0 + row + k * rows_per_pass) + c0 + 2 * lane);
 #pragma unroll
         for (unsigned k = 0; k < passes; ++k) {
-          tile(row + k * rows_per_pass, 2 * lane) = v[k].first;
-          tile(row + k * rows_per_pass, 2 * lane + 1) = v[k].second;
+          tile(row + k * rows_per_pass, 2 * lane) = v[k][0];
+          tile(row + k * rows_per_pass, 2 * lane + 1) = v[k][1];
         }
         __syncthreads();
 #pragma unroll
         for (unsigned k = 0; k < passes; ++k) {
           const unsigned c = row + k * rows_per_pass;
-          *reinterpret_cast<pair_of<T>*>(out.row(c0 + c) + r0 + 2 * lane) = pair_of<T>{tile(2 * lane, c), tile(2 * lane + 1, c)};
+          *reinterpret_cast<vector_chunk<T, 2>*>(out.row(c0 + c) + r0 + 2 * lane) = vector_chunk<T, 2>{{tile(2 * lane, c), tile(2 * lane + 1, c)}};
         }
       } else {
         tile.load(in, r0, c0);
@@ -99,22 +95,15 @@ __global__ void __launch_bounds__(512) transpose_pairs_kernel(pitched_view<const
 
 template <class T, std::size_t Tile, unsigned BlockRows, unsigned Batch, bool Vectorize>
 void launch_transpose(pitched_view<const T> in, pitched_view<T> out, cudaStream_t stream) {
-  constexpr std::size_t most_blocks_per_dimension = 65535;
-  const std::size_t tile_rows = (in.rows() + Tile - 1) / Tile;
-  const std::size_t tile_cols = (in.cols() + Tile - 1) / Tile;
-  const dim3 grid(unsigned(tile_cols < most_blocks_per_dimension ? tile_cols : most_blocks_per_dimension),
-                  unsigned(tile_rows < most_blocks_per_dimension ? tile_rows : most_blocks_per_dimension));
+  const dim3 grid = strided_grid_2d((in.cols() + Tile - 1) / Tile, (in.rows() + Tile - 1) / Tile);
   transpose_kernel<T, Tile, BlockRows, Batch, Vectorize><<<grid, dim3(32, BlockRows), 0, stream>>>(in, out);
   throw_on_error(::cudaGetLastError(), "coalesce::transpose kernel launch");
 }
 
 template <class T>
 void launch_transpose_pairs(pitched_view<const T> in, pitched_view<T> out, cudaStream_t stream) {
-  constexpr std::size_t most_blocks_per_dimension = 65535, tile = 64;
-  const std::size_t tile_rows = (in.rows() + tile - 1) / tile;
-  const std::size_t tile_cols = (in.cols() + tile - 1) / tile;
-  const dim3 grid(unsigned(tile_cols < most_blocks_per_dimension ? tile_cols : most_blocks_per_dimension),
-                  unsigned(tile_rows < most_blocks_per_dimension ? tile_rows : most_blocks_per_dimension));
+  constexpr std::size_t tile = 64;
+  const dim3 grid = strided_grid_2d((in.cols() + tile - 1) / tile, (in.rows() + tile - 1) / tile);
   transpose_pairs_kernel<T><<<grid, dim3(32, 16), 0, stream>>>(in, out);
   throw_on_error(::cudaGetLastError(), "coalesce::transpose kernel launch");
 }

@@ -3,19 +3,12 @@
 #pragma once
 
 #include <coalesce/config.hpp>
+#include <coalesce/detail/vector_access.hpp>
 
 #include <cstddef>
 #include <cstdint>
 
 namespace coalesce::detail {
-
-// The widest power of two, at most 16, that divides `bytes`: the alignment of an access of that
-// size, or of an address.
-COALESCE_HOST_DEVICE constexpr std::size_t access_alignment(std::size_t bytes) {
-  std::size_t a = 16;
-  while (a > 1 && bytes % a != 0) a /= 2;
-  return a;
-}
 
 // Moves 16-byte words `first` + thread + k x Threads for k < Batch: all loads, then all stores.
 template <unsigned Threads, unsigned Batch>

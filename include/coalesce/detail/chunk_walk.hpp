@@ -16,6 +16,7 @@
 #include <coalesce/config.hpp>
 #include <coalesce/detail/block_copy.hpp>
 #include <coalesce/detail/launch.hpp>
+#include <coalesce/detail/vector_access.hpp>
 #include <coalesce/error.hpp>
 
 #include <cuda_runtime_api.h>
@@ -27,84 +28,6 @@
 #include <utility>
 
 namespace coalesce::detail {
-
-// The alignment a chunk of N values of F is loaded with: the widest access its size allows
-// (one value alone keeps its own alignment, so a column needs nothing more than a F* does).
-template <class F, unsigned N>
-inline constexpr std::size_t chunk_alignment =
-    N == 1 || access_alignment(sizeof(F) * N) < alignof(F) ? alignof(F) : access_alignment(sizeof(F) * N);
-
-// N consecutive values of one column, as one aligned access (two or more when above 16 bytes).
-template <class F, unsigned N>
-struct alignas(chunk_alignment<F, N>) column_chunk {
-  F value[N];
-};
-
-// Elements per chunk for a column whose widest value is `widest` bytes: 16-byte accesses for
-// power-of-two sizes up to 16, one element otherwise.
-constexpr unsigned chunk_elements_for(std::size_t widest) {
-  return widest == 0 || widest > 16 || (widest & (widest - 1)) != 0 ? 1u : unsigned(16 / widest);
-}
-
-// Non-coherent (read-only path) loads of 1 to 16 bytes. Unlike __ldg, whose asm is volatile,
-// these may be dropped by the compiler when f never uses the value, so a transform reading 3 of
-// 6 columns loads 3.
-COALESCE_DEVICE COALESCE_FORCEINLINE void load_read_only(const void* p, unsigned char& v) {
-  unsigned short wide;
-  asm("ld.global.nc.u8 %0, [%1];" : "=h"(wide) : "l"(p));
-  v = static_cast<unsigned char>(wide);
-}
-COALESCE_DEVICE COALESCE_FORCEINLINE void load_read_only(const void* p, unsigned short& v) {
-  asm("ld.global.nc.u16 %0, [%1];" : "=h"(v) : "l"(p));
-}
-COALESCE_DEVICE COALESCE_FORCEINLINE void load_read_only(const void* p, unsigned& v) {
-  asm("ld.global.nc.u32 %0, [%1];" : "=r"(v) : "l"(p));
-}
-COALESCE_DEVICE COALESCE_FORCEINLINE void load_read_only(const void* p, uint2& v) {
-  asm("ld.global.nc.v2.u32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "l"(p));
-}
-COALESCE_DEVICE COALESCE_FORCEINLINE void load_read_only(const void* p, uint4& v) {
-  asm("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
-}
-
-template <std::size_t Bytes>
-struct load_word;
-template <> struct load_word<1> { using type = unsigned char; };
-template <> struct load_word<2> { using type = unsigned short; };
-template <> struct load_word<4> { using type = unsigned; };
-template <> struct load_word<8> { using type = uint2; };
-template <> struct load_word<16> { using type = uint4; };
-
-// Loads a chunk; ReadOnly takes the non-coherent path (ld.global.nc), legal only for memory no
-// thread of the kernel writes.
-template <bool ReadOnly, class Chunk>
-COALESCE_DEVICE COALESCE_FORCEINLINE Chunk load_chunk(const Chunk* from) {
-  if constexpr (!ReadOnly) {
-    return *from;
-  } else {
-    using word = typename load_word<(alignof(Chunk) < 16 ? alignof(Chunk) : 16)>::type;
-    constexpr std::size_t words = sizeof(Chunk) / sizeof(word);
-    word w[words];
-#pragma unroll
-    for (std::size_t k = 0; k < words; ++k) load_read_only(reinterpret_cast<const word*>(from) + k, w[k]);
-    Chunk chunk;
-    std::memcpy(&chunk, w, sizeof chunk);
-    return chunk;
-  }
-}
-
-// Stores a chunk as words of its alignment (one 16-byte store for 4 floats). A plain struct copy
-// is split into 4-byte stores on some paths: nvcc 13.0 stored transform's pitched chunks as four
-// st.global.f32 while the same chunk of a span went out as one st.global.v4.f32.
-template <class Chunk>
-COALESCE_DEVICE COALESCE_FORCEINLINE void store_chunk(Chunk* to, const Chunk& chunk) {
-  using word = typename load_word<(alignof(Chunk) < 16 ? alignof(Chunk) : 16)>::type;
-  constexpr std::size_t words = sizeof(Chunk) / sizeof(word);
-  word w[words];
-  std::memcpy(w, &chunk, sizeof chunk);
-#pragma unroll
-  for (std::size_t k = 0; k < words; ++k) reinterpret_cast<word*>(to)[k] = w[k];
-}
 
 // Keeps the load that produced `v` even when nothing else uses it: an empty volatile asm reads
 // each of its words. (A walk reads whole lines, padding included, but stores only elements.)
@@ -249,16 +172,16 @@ struct strided_column {
 
   template <unsigned N, bool ReadOnly>
   COALESCE_DEVICE COALESCE_FORCEINLINE void load(grid_position p, value_type (&out)[N]) const {
-    const auto chunk = load_chunk<ReadOnly>(reinterpret_cast<const column_chunk<value_type, N>*>(&at(p)));
+    const auto chunk = load_chunk<ReadOnly>(reinterpret_cast<const vector_chunk<value_type, N>*>(&at(p)));
 #pragma unroll
     for (unsigned k = 0; k < N; ++k) out[k] = chunk.value[k];
   }
   template <unsigned N>
   COALESCE_DEVICE COALESCE_FORCEINLINE void store(grid_position p, const value_type (&in)[N]) const {
-    column_chunk<value_type, N> chunk;
+    vector_chunk<value_type, N> chunk;
 #pragma unroll
     for (unsigned k = 0; k < N; ++k) chunk.value[k] = in[k];
-    store_chunk(reinterpret_cast<column_chunk<value_type, N>*>(&at(p)), chunk);
+    store_chunk(reinterpret_cast<vector_chunk<value_type, N>*>(&at(p)), chunk);
   }
   template <unsigned N>
   COALESCE_DEVICE COALESCE_FORCEINLINE void store_changed(grid_position p, const value_type (&before)[N],

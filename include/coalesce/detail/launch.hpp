@@ -6,9 +6,25 @@
 
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <cstddef>
 
 namespace coalesce::detail {
+
+// The streaming multiprocessors of `device`, asked of the runtime once per device (the first 64
+// devices; others are asked every time). A launch helper runs on every algorithm call.
+inline int multiprocessor_count(int device) {
+  constexpr int cached_devices = 64;
+  static std::atomic<int> cached[cached_devices];  // zero: not asked yet
+  if (device >= 0 && device < cached_devices) {
+    const int known = cached[device].load(std::memory_order_relaxed);
+    if (known > 0) return known;
+  }
+  int sms = 0;
+  throw_on_error(::cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+  if (device >= 0 && device < cached_devices) cached[device].store(sms, std::memory_order_relaxed);
+  return sms;
+}
 
 // The blocks to launch of `kernel` (with `threads_per_block` threads and no dynamic shared memory)
 // when it strides over `blocks_wanted` blocks' worth of work: one full wave of resident blocks on
@@ -16,9 +32,9 @@ namespace coalesce::detail {
 // or fewer when the work is smaller. At least 1.
 template <class Kernel>
 unsigned one_wave_grid(Kernel kernel, unsigned threads_per_block, std::size_t blocks_wanted) {
-  int device = 0, sms = 0, resident = 0;
+  int device = 0, resident = 0;
   throw_on_error(::cudaGetDevice(&device), "cudaGetDevice");
-  throw_on_error(::cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+  const int sms = multiprocessor_count(device);
   throw_on_error(::cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, int(threads_per_block), 0),
                  "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
   const std::size_t wave = std::size_t(sms) * std::size_t(resident > 0 ? resident : 1);
@@ -31,6 +47,14 @@ unsigned one_wave_grid(Kernel kernel, unsigned threads_per_block, std::size_t bl
 inline unsigned grid_for_all(std::size_t blocks_wanted) {
   constexpr std::size_t max_blocks = 0x7fffffff;
   return unsigned(blocks_wanted == 0 ? 1 : blocks_wanted < max_blocks ? blocks_wanted : max_blocks);
+}
+
+// A grid of x by y blocks for kernels that stride over tiles in both directions: each side at
+// most 65535 blocks (CUDA's limit for y; the kernels stride over the rest) and at least 1.
+inline dim3 strided_grid_2d(std::size_t x, std::size_t y) {
+  constexpr std::size_t most = 65535;
+  const auto side = [](std::size_t n) { return unsigned(n == 0 ? 1 : n < most ? n : most); };
+  return dim3(side(x), side(y));
 }
 
 }  // namespace coalesce::detail
