@@ -13,9 +13,11 @@
 #include <coalesce/detail/device_memory.hpp>
 #include <coalesce/detail/launch.hpp>
 #include <coalesce/detail/staged_walk.hpp>
+#include <coalesce/detail/view_walks.hpp>
 #include <coalesce/error.hpp>
 #include <coalesce/pitched_matrix.hpp>
 #include <coalesce/soa.hpp>
+#include <coalesce/view_adapter.hpp>
 
 #include <cuda/std/span>
 #include <cuda_runtime_api.h>
@@ -101,322 +103,17 @@ constexpr bool for_each_index_view_ok() {
 // coalesce::cuda_error if the launch fails.
 template <class View, class F>
 void for_each_index(View view, F f, row_walk shape, cudaStream_t stream = 0) {
-  if constexpr (detail::for_each_index_view_ok<View>()) detail::launch_row_walk(view, f, shape, stream);
+  const auto walked = detail::as_walkable(view);
+  if constexpr (detail::for_each_index_view_ok<std::remove_const_t<decltype(walked)>>())
+    detail::launch_row_walk(walked, f, shape, stream);
 }
 template <class View, class F>
 void for_each_index(View view, F f, cudaStream_t stream = 0) {
-  if constexpr (detail::for_each_index_view_ok<View>())
-    detail::launch_row_walk(view, f, default_row_walk(view.cols()), stream);
+  const auto walked = detail::as_walkable(view);
+  if constexpr (detail::for_each_index_view_ok<std::remove_const_t<decltype(walked)>>())
+    detail::launch_row_walk(walked, f, default_row_walk(walked.cols()), stream);
 }
 
-
-// --- columns: what for_each and transform walk ------------------------------------------------
-
-namespace detail {
-
-// The columns of a soa_view<T> (T or const T), loaded chunk by chunk into registers.
-template <class T>
-struct soa_columns {
-  using value_type = std::remove_const_t<T>;
-  static constexpr std::size_t fields = field_count_v<value_type>;
-  using field_indices = std::make_index_sequence<fields>;
-
-  template <std::size_t... I>
-  static constexpr unsigned fewest_chunk_elements(std::index_sequence<I...>) {
-    unsigned n = 16;
-    ((n = chunk_elements_for(sizeof(field_type_t<value_type, I>)) < n ? chunk_elements_for(sizeof(field_type_t<value_type, I>)) : n), ...);
-    return n;
-  }
-  // 16-byte accesses to the widest column (a float column moves 4 elements a chunk, a double
-  // column 2); narrower columns move fewer bytes per access, still one contiguous span per warp.
-  static constexpr unsigned chunk_elements = fewest_chunk_elements(field_indices{});
-
-  soa_view<T> view;
-
-  template <unsigned N, bool ReadOnly>
-  COALESCE_DEVICE COALESCE_FORCEINLINE void load(grid_position p, value_type (&out)[N]) const {
-    load_fields<N, ReadOnly>(p.col, out, field_indices{});
-  }
-  // Stores only the columns whose bits changed: a column f only read is never written.
-  template <unsigned N>
-  COALESCE_DEVICE COALESCE_FORCEINLINE void store_changed(grid_position p, const value_type (&before)[N],
-                                                          const value_type (&after)[N]) const {
-    store_changed_fields<N>(p.col, before, after, field_indices{});
-  }
-
-  // What f receives for an element in registers: the type view[i] has, so a functor written for
-  // view[i] (p.x += p.vx * dt) works unchanged.
-  COALESCE_DEVICE COALESCE_FORCEINLINE static soa_reference_t<value_type> element(value_type& v) {
-    return reference_to(v, field_indices{});
-  }
-  COALESCE_DEVICE COALESCE_FORCEINLINE static soa_reference_t<const value_type> element(const value_type& v) {
-    return reference_to(v, field_indices{});
-  }
-  COALESCE_DEVICE COALESCE_FORCEINLINE soa_reference_t<T> element_at(grid_position p) const { return view[p.col]; }
-  COALESCE_DEVICE COALESCE_FORCEINLINE static constexpr bool live(grid_position, unsigned) { return true; }
-
-  // Host side: chunks of N must start at the same element in every column.
-  template <unsigned N>
-  std::size_t head() const {
-    return aligning_head<field_type_t<value_type, 0>, N>(view.columns()[0]);
-  }
-  template <unsigned N>
-  bool aligned_at(std::size_t head, std::size_t) const {
-    return aligned_fields<N>(head, field_indices{});
-  }
-  template <class Visit>
-  void visit_ranges(std::size_t, std::size_t cols, Visit&& visit) const {
-    visit_fields(cols, visit, field_indices{});
-  }
-
- private:
-  template <class Q, std::size_t... I>
-  COALESCE_DEVICE COALESCE_FORCEINLINE static soa_reference_t<Q> reference_to(Q& element, std::index_sequence<I...>) {
-    auto fields = tie_fields(element);
-    if constexpr (has_named_fields<value_type>::value) {
-      return soa_reference_t<Q>{{}, get_leaf<I>(fields)...};
-    } else {
-      return soa_reference_t<Q>(fields);
-    }
-  }
-
-  template <unsigned N, bool ReadOnly, std::size_t... I>
-  COALESCE_DEVICE COALESCE_FORCEINLINE void load_fields(std::size_t first, value_type (&out)[N],
-                                                        std::index_sequence<I...>) const {
-    (
-        [&] {
-          using F = field_type_t<value_type, I>;
-          const auto chunk =
-              load_chunk<ReadOnly>(reinterpret_cast<const vector_chunk<F, N>*>(view.template column<I>() + first));
-#pragma unroll
-          for (unsigned k = 0; k < N; ++k) get_leaf<I>(tie_fields(out[k])) = chunk.value[k];
-        }(),
-        ...);
-  }
-
-  template <unsigned N, std::size_t... I>
-  COALESCE_DEVICE COALESCE_FORCEINLINE void store_changed_fields(std::size_t first, const value_type (&before)[N],
-                                                                 const value_type (&after)[N],
-                                                                 std::index_sequence<I...>) const {
-    (
-        [&] {
-          using F = field_type_t<value_type, I>;
-          vector_chunk<F, N> old_chunk, new_chunk;
-#pragma unroll
-          for (unsigned k = 0; k < N; ++k) {
-            old_chunk.value[k] = get_leaf<I>(tie_fields(before[k]));
-            new_chunk.value[k] = get_leaf<I>(tie_fields(after[k]));
-          }
-          if (!same_bits(old_chunk, new_chunk))
-            store_chunk(reinterpret_cast<vector_chunk<F, N>*>(view.template column<I>() + first), new_chunk);
-        }(),
-        ...);
-  }
-
-  template <unsigned N, std::size_t... I>
-  bool aligned_fields(std::size_t head, std::index_sequence<I...>) const {
-    return (chunks_aligned<field_type_t<value_type, I>, N>(view.columns()[I], head, 1, 0) && ...);
-  }
-  template <class Visit, std::size_t... I>
-  void visit_fields(std::size_t cols, Visit& visit, std::index_sequence<I...>) const {
-    if (cols == 0) return;
-    (visit(static_cast<const void*>(view.template column<I>()), static_cast<const void*>(view.template column<I>() + cols)),
-     ...);
-  }
-};
-
-// The columns and the shape of the walk over each kind of view.
-template <class T>
-struct walk_of {
-  static constexpr bool supported = false;
-  static constexpr bool is_contiguous_range = false;
-};
-template <class T>
-struct walk_of<soa_view<T, device_space>> {
-  static constexpr bool supported = true;
-  static constexpr bool is_contiguous_range = false;
-  static soa_columns<T> columns(const soa_view<T>& v) { return {v}; }
-  static std::size_t rows(const soa_view<T>&) { return 1; }
-  static std::size_t cols(const soa_view<T>& v) { return v.size(); }
-  static std::size_t walk_cols(const soa_view<T>& v) { return v.size(); }
-};
-template <class T, std::size_t Extent>
-struct walk_of<cuda::std::span<T, Extent>> {
-  static constexpr bool supported = true;
-  static constexpr bool is_contiguous_range = true;
-  static strided_column<T> columns(const cuda::std::span<T, Extent>& s) { return {s.data(), 0}; }
-  static std::size_t rows(const cuda::std::span<T, Extent>&) { return 1; }
-  static std::size_t cols(const cuda::std::span<T, Extent>& s) { return s.size(); }
-  static std::size_t walk_cols(const cuda::std::span<T, Extent>& s) { return s.size(); }
-};
-template <class T>
-struct walk_of<pitched_view<T, device_space>> {
-  static constexpr bool supported = true;
-  static constexpr bool is_contiguous_range = false;
-  static strided_column<T> columns(const pitched_view<T>& v) {
-    if (!v.is_mdspan_compatible())
-      throw std::invalid_argument("coalesce::transform: a pitched_view's pitch (" + std::to_string(v.pitch_bytes()) +
-                                  " bytes) must be a multiple of the element size");
-    return {v.data(), v.pitch_bytes() / sizeof(T), v.cols()};
-  }
-  static std::size_t rows(const pitched_view<T>& v) { return v.rows(); }
-  static std::size_t cols(const pitched_view<T>& v) { return v.cols(); }
-  // The columns to walk: on to the end of the row's last 128-byte line when the view owns the
-  // padding there (padding is loaded; f never sees it, and unchanged, it is never stored).
-  // Measured on an NVIDIA H200, CUDA 13.0, in-place update of a 200000 x 1000 float matrix with
-  // 4096-byte rows, as a share of cudaMemcpy: walking only the 1000 elements 0.70-0.73 (a
-  // hand-written float4 kernel too: 0.72; ncu shows DRAM throughput at 60% of peak against 77%,
-  // and 1.24 more DRAM sector reads per row than the L2 asked for); walking whole rows, with the
-  // same bytes stored, 1.00-1.01.
-  static std::size_t walk_cols(const pitched_view<T>& v) {
-    constexpr std::size_t unit = 128;
-    if (v.pitch_bytes() % unit != 0 || v.cols() == 0) return v.cols();
-    const auto first = reinterpret_cast<std::uintptr_t>(v.data());
-    const std::uintptr_t end = first + v.cols() * sizeof(T);
-    const std::size_t bytes = std::size_t((end + unit - 1) / unit * unit - first);
-    return bytes <= v.owned_row_bytes() && bytes % sizeof(T) == 0 ? bytes / sizeof(T) : v.cols();
-  }
-};
-
-template <class View>
-inline constexpr bool is_walkable_v = walk_of<View>::supported;
-
-template <class View>
-inline constexpr bool is_pitched_view_v = false;
-template <class T>
-inline constexpr bool is_pitched_view_v<pitched_view<T, device_space>> = true;
-
-// Adapts f(element) to the row walk's f(r, c).
-template <class T, class F>
-struct apply_at {
-  pitched_view<T> view;
-  F f;
-  COALESCE_DETAIL_EXEC_CHECK_DISABLE
-  COALESCE_DEVICE COALESCE_FORCEINLINE void operator()(std::size_t r, std::size_t c) const { f(view(r, c)); }
-};
-
-template <class View>
-inline constexpr bool is_soa_view_v = false;
-template <class T, class Space>
-inline constexpr bool is_soa_view_v<soa_view<T, Space>> = true;
-
-// The memory space of a view of any kind, for the checks below: a span's type cannot tell
-// (COALESCE_DEBUG asks the driver instead), so it counts as device memory here.
-template <class View>
-struct view_space {
-  static constexpr bool known = false;
-};
-template <class T, class Space>
-struct view_space<soa_view<T, Space>> {
-  static constexpr bool known = true;
-  using type = Space;
-};
-template <class T, class Space>
-struct view_space<pitched_view<T, Space>> {
-  static constexpr bool known = true;
-  using type = Space;
-};
-template <class T, std::size_t Extent>
-struct view_space<cuda::std::span<T, Extent>> {
-  static constexpr bool known = true;
-  using type = device_space;
-};
-
-// The checks on the views handed to for_each and transform, in order: each failed one is the
-// only error the user reads (the algorithm's body is compiled only when all pass).
-template <class View>
-constexpr bool for_each_view_ok() {
-  constexpr bool known = view_space<View>::known;
-  static_assert(known,
-                "coalesce::for_each: the first argument must be a soa_view, a pitched_view or a cuda::std::span of "
-                "device memory (for a soa_vector or pitched_matrix, pass its view())");
-  if constexpr (known) {
-    constexpr bool device = std::is_same_v<typename view_space<View>::type, device_space>;
-    static_assert(device,
-                  "coalesce::for_each: the view is of host memory (a soa_vector or pitched_matrix in host_space); the "
-                  "GPU cannot read it: copy it into a device container and pass that one's view()");
-    constexpr bool writable = !std::is_const_v<typename View::element_type>;
-    static_assert(!device || writable,
-                  "coalesce::for_each: the view must be writable (soa_view<T>, not soa_view<const T>); to only read "
-                  "the elements, use coalesce::transform into an output");
-    return device && writable;
-  }
-  return false;
-}
-
-template <class In, class Out>
-constexpr bool transform_views_ok() {
-  constexpr bool known = view_space<In>::known && view_space<Out>::known;
-  static_assert(known,
-                "coalesce::transform: the input and the output must each be a soa_view, a pitched_view or a "
-                "cuda::std::span of device memory (for a soa_vector or pitched_matrix, pass its view())");
-  if constexpr (known) {
-    constexpr bool device = std::is_same_v<typename view_space<In>::type, device_space> &&
-                            std::is_same_v<typename view_space<Out>::type, device_space>;
-    static_assert(device,
-                  "coalesce::transform: a view is of host memory (a soa_vector or pitched_matrix in host_space); the "
-                  "GPU cannot read it: copy it into a device container and pass that one's view()");
-    constexpr bool writable = !std::is_const_v<typename Out::element_type>;
-    static_assert(!device || writable, "coalesce::transform: the output view must be writable");
-    constexpr bool not_soa = !is_soa_view_v<Out>;
-    static_assert(!device || !writable || not_soa,
-                  "coalesce::transform: a soa_view output is not supported yet; write to a cuda::std::span or a "
-                  "pitched_view, or update the soa_view in place with coalesce::for_each");
-    return device && writable && not_soa;
-  }
-  return false;
-}
-
-template <class T>
-soa_view<const T> as_const_view(const soa_view<T>& v) { return v; }
-template <class T>
-pitched_view<const T> as_const_view(const pitched_view<T>& v) { return v; }
-
-// Under COALESCE_DEBUG, every column a walk touches must be memory the GPU reads (see
-// detail/device_memory.hpp); the view types already rule out host containers.
-template <class Columns>
-void require_device_columns(const Columns& columns, std::size_t rows, std::size_t cols, const char* what) {
-  if constexpr (COALESCE_DEBUG) {
-    columns.visit_ranges(rows, cols, [&](const void* first, const void*) { require_device_memory(first, what); });
-  } else {
-    (void)columns, (void)rows, (void)cols, (void)what;
-  }
-}
-template <class T, std::size_t Extent>
-cuda::std::span<const T, Extent> as_const_view(const cuda::std::span<T, Extent>& v) { return v; }
-
-// Walks `columns` with chunks of N where every column allows it, and one element at a time
-// (still coalesced, no vectors) where a column's alignment does not.
-template <unsigned N, class Work, class... Columns>
-void launch_columns(std::size_t rows, std::size_t cols, const Work& work, cudaStream_t stream, const char* what,
-                    const Columns&... columns) {
-  if constexpr (N > 1) {
-    const std::size_t head = std::get<0>(std::forward_as_tuple(columns...)).template head<N>();
-    if (head < N && (columns.template aligned_at<N>(head, rows) && ...)) {
-      launch_chunk_walk<N>(chunk_grid<N>{rows, cols, head < cols ? head : cols}, work, stream, what);
-      return;
-    }
-  }
-  launch_chunk_walk<1>(chunk_grid<1>{rows, cols, 0}, work, stream, what);
-}
-
-template <class Columns, class F>
-void update_columns(const Columns& columns, std::size_t rows, std::size_t cols, const F& f, cudaStream_t stream) {
-  launch_columns<Columns::chunk_elements>(rows, cols, update_in_place<Columns, F>{columns, f}, stream,
-                                          "coalesce::for_each kernel launch", columns);
-}
-
-template <class In, class Out, class F>
-void map_columns_into(const In& in, const Out& out, std::size_t rows, std::size_t cols, const F& f, cudaStream_t stream) {
-  constexpr unsigned n = In::chunk_elements < Out::chunk_elements ? In::chunk_elements : Out::chunk_elements;
-  constexpr const char* what = "coalesce::transform kernel launch";
-  if (columns_overlap(in, out, rows, cols))
-    launch_columns<n>(rows, cols, map_columns<In, Out, F, false>{in, out, f}, stream, what, in, out);
-  else
-    launch_columns<n>(rows, cols, map_columns<In, Out, F, true>{in, out, f}, stream, what, in, out);
-}
-
-}  // namespace detail
 
 // --- for_each --------------------------------------------------------------------------------
 
@@ -432,7 +129,9 @@ void map_columns_into(const In& in, const Out& out, std::size_t rows, std::size_
 // Throws coalesce::cuda_error if the launch fails.
 template <class View, class F>
 void for_each(View view, F f, cudaStream_t stream = 0) {
-  if constexpr (detail::for_each_view_ok<View>()) {
+  if constexpr (detail::has_view_adapter<View>::value) {
+    for_each(detail::as_walkable(view), f, stream);  // an mdspan, or a type of the user's (view_adapter.hpp)
+  } else if constexpr (detail::for_each_view_ok<View>()) {
     using walk = detail::walk_of<View>;
     if (walk::rows(view) == 0 || walk::cols(view) == 0) return;
     using columns_type = decltype(walk::columns(view));
@@ -481,7 +180,9 @@ void for_each(T* data, std::size_t size, F f, cudaStream_t stream = 0) {
 // of elements, coalesce::cuda_error if the launch fails.
 template <class In, class Out, class F>
 void transform(In in, Out out, F f, cudaStream_t stream = 0) {
-  if constexpr (detail::transform_views_ok<In, Out>()) {
+  if constexpr (detail::has_view_adapter<In>::value || detail::has_view_adapter<Out>::value) {
+    transform(detail::as_walkable(in), detail::as_walkable(out), f, stream);
+  } else if constexpr (detail::transform_views_ok<In, Out>()) {
     using in_walk = detail::walk_of<In>;
     using out_walk = detail::walk_of<Out>;
     if (in_walk::rows(in) != out_walk::rows(out) || in_walk::cols(in) != out_walk::cols(out))
