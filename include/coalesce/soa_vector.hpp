@@ -27,9 +27,9 @@ namespace detail {
 // column starts on a 256-byte boundary and is padded to one, so 16-byte vector access to the
 // last element of any column stays inside the allocation.
 template <class T, std::size_t... I>
-detail::pointer_array<std::size_t, sizeof...(I) + 1> column_offsets(std::size_t capacity, std::index_sequence<I...>) {
+column_array<std::size_t, sizeof...(I) + 1> column_offsets(std::size_t capacity, std::index_sequence<I...>) {
   constexpr std::size_t field_bytes[] = {sizeof(field_type_t<T, I>)...};
-  pointer_array<std::size_t, sizeof...(I) + 1> offsets{};
+  column_array<std::size_t, sizeof...(I) + 1> offsets{};
   std::size_t at = 0;
   for (std::size_t k = 0; k < sizeof...(I); ++k) {
     offsets[k] = at;
@@ -199,8 +199,8 @@ class soa_vector {
   friend class soa_vector;
 
   template <class Pointer>
-  detail::pointer_array<Pointer, field_count> columns() const noexcept {
-    detail::pointer_array<Pointer, field_count> result{};
+  column_array<Pointer, field_count> columns() const noexcept {
+    column_array<Pointer, field_count> result{};
     if (capacity_ == 0) return result;
     const auto offsets = detail::column_offsets<T>(capacity_, std::make_index_sequence<field_count>{});
     auto* base = static_cast<unsigned char*>(storage_.get());

@@ -17,17 +17,19 @@ namespace coalesce {
 template <class T, class Space = device_space>
 class soa_view;
 
-namespace detail {
-
-// A fixed array of column pointers (no libcu++, see detail/fields.hpp).
+// A fixed array of N values, one per column: a soa_view's column pointers in field order (a
+// plain aggregate, not cuda::std::array: no libcu++ here, see detail/fields.hpp).
 template <class P, std::size_t N>
-struct pointer_array {
+struct column_array {
   P values[N];
   COALESCE_HOST_DEVICE constexpr P& operator[](std::size_t i) { return values[i]; }
   COALESCE_HOST_DEVICE constexpr const P& operator[](std::size_t i) const { return values[i]; }
+  COALESCE_HOST_DEVICE static constexpr std::size_t size() noexcept { return N; }
+  COALESCE_HOST_DEVICE constexpr P* begin() { return values; }
+  COALESCE_HOST_DEVICE constexpr P* end() { return values + N; }
+  COALESCE_HOST_DEVICE constexpr const P* begin() const { return values; }
+  COALESCE_HOST_DEVICE constexpr const P* end() const { return values + N; }
 };
-
-}  // namespace detail
 
 // A random-access iterator over a soa_view; *it is view[i].
 template <class T, class Space = device_space>
@@ -89,7 +91,7 @@ class soa_view {
   using reference = soa_reference_t<T>;
   using iterator = soa_iterator<T, Space>;
   static constexpr std::size_t field_count = detail::field_count_v<value_type>;
-  using column_pointers = detail::pointer_array<std::conditional_t<std::is_const_v<T>, const void*, void*>, field_count>;
+  using column_pointers = column_array<std::conditional_t<std::is_const_v<T>, const void*, void*>, field_count>;
 
  private:
   static_assert(detail::check_soa_element<value_type>());

@@ -10,6 +10,7 @@
 #include <coalesce/testing/testing.hpp>
 
 #include <cub/device/device_transform.cuh>
+#include <cuda/std/mdspan>
 
 #include "coalesce_device_test.hpp"
 #include "competitors.hpp"
@@ -238,7 +239,7 @@ TEST_CASE("for_each on a soa_view whose columns are not vector-aligned is still 
   const auto particles = random_particles(n);
   coalesce::soa_vector<Particle> v(particles);
   auto columns = v.view().columns();
-  for (auto& c : columns.values) c = static_cast<float*>(c) + 1;  // 4-byte aligned: no float4 chunks
+  for (auto& c : columns) c = static_cast<float*>(c) + 1;  // 4-byte aligned: no float4 chunks
   coalesce::for_each(coalesce::soa_view<Particle>(columns, n - 1), drift{0.5f});
   const auto got = v.to_vector();
   REQUIRE(coalesce_test::same(got[0], particles[0]));
@@ -319,6 +320,64 @@ TEST_CASE("for_each and transform on pitched views: whole matrices and unaligned
   for (std::size_t r = 0; r < rows; ++r)
     for (std::size_t b = cols * sizeof(float); b < out.pitch_bytes(); ++b)
       if (raw[r * out.pitch_bytes() + b] != 0) FAIL("transform wrote padding byte " << b << " of row " << r);
+}
+
+namespace {
+// A grid type of the user's own: walkable once it has a view_adapter.
+struct device_grid {
+  float* data;
+  std::size_t nx, ny, row_bytes;
+};
+}  // namespace
+
+template <>
+struct coalesce::view_adapter<device_grid> {
+  static coalesce::pitched_view<float> adapt(const device_grid& g) { return {g.data, g.ny, g.nx, g.row_bytes}; }
+};
+
+TEST_CASE("for_each and transform walk mdspans (layout_right, layout_stride, aligned_accessor) and a user's view type") {
+  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
+  using extents_2d = cuda::std::dextents<std::size_t, 2>;
+  using extents_1d = cuda::std::dextents<std::size_t, 1>;
+  const std::size_t rows = 257, cols = 1000;
+  const auto values = ct::random_values<float>(rows * cols);
+  const auto once = [](float x) { return x * 0.5f + 0.25f; };
+  const auto check = [&](const std::vector<float>& got, int times, const char* what) {
+    for (std::size_t i = 0; i < rows * cols; ++i) {
+      float want = values[i];
+      for (int k = 0; k < times; ++k) want = once(want);
+      if (got[i] != want) FAIL(what << ": element " << i << " differs");
+    }
+  };
+
+  // A pitched matrix as a layout_stride mdspan, then as a type of the user's.
+  coalesce::pitched_matrix<float> m(values, rows, cols), out(rows, cols);
+  coalesce::for_each(m.view().to_mdspan(), scale_add{});
+  check(m.to_vector(), 1, "for_each(layout_stride mdspan)");
+  coalesce::for_each(device_grid{m.data(), cols, rows, m.pitch_bytes()}, scale_add{});
+  check(m.to_vector(), 2, "for_each(user view)");
+
+  // Dense rows as layout_right, into the matrix's mdspan.
+  ct::device_buffer<float> dense(values);
+  coalesce::transform(cuda::std::mdspan<const float, extents_2d>(dense.data(), rows, cols), out.view().to_mdspan(), scaled{});
+  check(out.to_vector(), 1, "transform(layout_right mdspan, layout_stride mdspan)");
+
+  // Rank 1 with aligned_accessor (a span underneath, so 16-byte chunks), and one column of the
+  // dense rows (layout_stride, rows of one element).
+  coalesce::for_each(cuda::std::mdspan<float, extents_1d, cuda::std::layout_right, cuda::std::aligned_accessor<float, 16>>(
+                         dense.data(), rows * cols),
+                     scale_add{});
+  check(dense.download(), 1, "for_each(rank-1 aligned_accessor mdspan)");
+  using stride_1d = cuda::std::layout_stride::mapping<extents_1d>;
+  coalesce::for_each(cuda::std::mdspan<float, extents_1d, cuda::std::layout_stride>(
+                         dense.data() + 7, stride_1d(extents_1d(rows), cuda::std::array<std::size_t, 1>{cols})),
+                     scale_add{});
+  const auto after = dense.download();
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t c = 0; c < cols; ++c) {
+      const float want = c == 7 ? once(once(values[r * cols + c])) : once(values[r * cols + c]);
+      if (after[r * cols + c] != want) FAIL("for_each(column mdspan): element (" << r << ", " << c << ") differs");
+    }
 }
 
 TEST_CASE("transform: soa_view into a span, and a span in place") {
