@@ -13,3 +13,4 @@
 #include <coalesce/soa.hpp>
 #include <coalesce/tile_layout.hpp>
 #include <coalesce/version.hpp>
+#include <coalesce/view_adapter.hpp>

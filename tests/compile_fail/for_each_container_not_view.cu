@@ -1,4 +1,4 @@
-// expect: coalesce::for_each: the first argument must be a soa_view, a pitched_view or a cuda::std::span of device memory \(for a soa_vector or pitched_matrix, pass its view\(\)\)
+// expect: coalesce::for_each: the first argument must be a soa_view, a pitched_view, a cuda::std::span or mdspan of device memory, or a type with a coalesce::view_adapter \(for a soa_vector or pitched_matrix, pass its view\(\)\)
 #include <coalesce/algorithm.hpp>
 
 void misuse(coalesce::pitched_matrix<float>& m) {
