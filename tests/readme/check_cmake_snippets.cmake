@@ -17,12 +17,8 @@
 #
 # Variables: README, SOURCE_DIR (the repository's top), HOMEPAGE_URL.
 cmake_minimum_required(VERSION 3.25)
-foreach(var README SOURCE_DIR HOMEPAGE_URL)
-  if(NOT DEFINED ${var} OR "${${var}}" STREQUAL "")
-    message(FATAL_ERROR "check_cmake_snippets.cmake: ${var} is not set")
-  endif()
-endforeach()
 include(${CMAKE_CURRENT_LIST_DIR}/readme_snippets.cmake)
+readme_require(check_cmake_snippets.cmake README SOURCE_DIR HOMEPAGE_URL)
 
 # trimmed_lines(<out> <encoded lines>...): the lines with surrounding blanks trimmed, empty ones left out.
 function(trimmed_lines out)
@@ -76,10 +72,7 @@ foreach(i RANGE 1 ${snippet_count})
 
   # The file's lines, encoded as the README's are, so that the two compare as written.
   file(READ "${SOURCE_DIR}/${file}" text)
-  string(REPLACE "\r" "" text "${text}")
-  string(REPLACE ";" "${readme_semicolon}" text "${text}")
-  string(REPLACE "[" "${readme_open_bracket}" text "${text}")
-  string(REPLACE "]" "${readme_close_bracket}" text "${text}")
+  readme_encode(text)
   string(REPLACE "\n" ";" file_lines "${text}")
   trimmed_lines(file_lines ${file_lines})
 

@@ -30,12 +30,9 @@
 # CUDA_HOST_COMPILER (may be empty), CUDA_ARCHITECTURES (comma-separated), CATCH2_DIR (may be
 # empty).
 cmake_minimum_required(VERSION 3.25)
-foreach(var README COALESCE_SOURCE_DIR WORK_DIR GENERATOR CXX_COMPILER CUDA_COMPILER CUDA_ARCHITECTURES)
-  if(NOT DEFINED ${var} OR "${${var}}" STREQUAL "")
-    message(FATAL_ERROR "check_cpp_snippets.cmake: ${var} is not set")
-  endif()
-endforeach()
 include(${CMAKE_CURRENT_LIST_DIR}/readme_snippets.cmake)
+readme_require(check_cpp_snippets.cmake README COALESCE_SOURCE_DIR WORK_DIR GENERATOR CXX_COMPILER CUDA_COMPILER
+  CUDA_ARCHITECTURES)
 
 # fail_on_errors(<what>): fails the test with every problem found so far, if there is one.
 function(fail_on_errors what)

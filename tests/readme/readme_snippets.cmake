@@ -34,6 +34,25 @@ string(ASCII 1 readme_semicolon)
 string(ASCII 2 readme_open_bracket)
 string(ASCII 3 readme_close_bracket)
 
+# readme_encode(<var>): the inverse of readme_decode, carriage returns dropped.
+function(readme_encode var)
+  set(text "${${var}}")
+  string(REPLACE "\r" "" text "${text}")
+  string(REPLACE ";" "${readme_semicolon}" text "${text}")
+  string(REPLACE "[" "${readme_open_bracket}" text "${text}")
+  string(REPLACE "]" "${readme_close_bracket}" text "${text}")
+  set(${var} "${text}" PARENT_SCOPE)
+endfunction()
+
+# readme_require(<script> <variable>...): fails unless every variable is set and not empty.
+function(readme_require script)
+  foreach(var IN LISTS ARGN)
+    if(NOT DEFINED ${var} OR "${${var}}" STREQUAL "")
+      message(FATAL_ERROR "${script}: ${var} is not set")
+    endif()
+  endforeach()
+endfunction()
+
 function(readme_decode var)
   set(text "${${var}}")
   string(REPLACE "${readme_semicolon}" ";" text "${text}")
@@ -56,11 +75,9 @@ function(readme_error line)
   set(readme_errors "${readme_errors}" PARENT_SCOPE)
 endfunction()
 
+readme_require(readme_snippets.cmake README)
 file(READ "${README}" readme_text)
-string(REPLACE "\r" "" readme_text "${readme_text}")
-string(REPLACE ";" "${readme_semicolon}" readme_text "${readme_text}")
-string(REPLACE "[" "${readme_open_bracket}" readme_text "${readme_text}")
-string(REPLACE "]" "${readme_close_bracket}" readme_text "${readme_text}")
+readme_encode(readme_text)
 # An empty line must stay an element of its own: no line is left empty.
 string(REPLACE "\n" " ;" readme_lines "${readme_text}")
 
