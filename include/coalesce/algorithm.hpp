@@ -53,11 +53,6 @@ inline row_walk default_row_walk(std::size_t cols) noexcept {
 
 namespace detail {
 
-template <class View>
-inline constexpr bool is_any_pitched_view_v = false;
-template <class T, class Space>
-inline constexpr bool is_any_pitched_view_v<pitched_view<T, Space>> = true;
-
 template <class T, class F>
 __global__ void walk_rows_kernel(pitched_view<T, device_space> view, F f) {
   const std::size_t rows = view.rows();
@@ -68,9 +63,10 @@ __global__ void walk_rows_kernel(pitched_view<T, device_space> view, F f) {
 }
 
 template <class T, class F>
-void launch_row_walk(pitched_view<T, device_space> view, F f, row_walk shape, cudaStream_t stream) {
+void launch_row_walk(pitched_view<T, device_space> view, F f, row_walk shape, cudaStream_t stream,
+                     const char* what = "coalesce::for_each_index") {
   if (view.empty()) return;
-  require_device_memory(view.data(), "coalesce::for_each_index");
+  require_device_memory(view.data(), what);
   if (shape.threads_along_row == 0 || shape.rows_per_block == 0 || std::size_t(shape.threads_along_row) * shape.rows_per_block > 1024)
     throw std::invalid_argument("coalesce::for_each_index: a row_walk needs 1 to 1024 threads per block");
   const dim3 block(shape.threads_along_row, shape.rows_per_block);
@@ -81,21 +77,6 @@ void launch_row_walk(pitched_view<T, device_space> view, F f, row_walk shape, cu
 
 }  // namespace detail
 
-namespace detail {
-template <class View>
-constexpr bool for_each_index_view_ok() {
-  constexpr bool pitched = is_any_pitched_view_v<View>;
-  static_assert(pitched, "coalesce::for_each_index: the view must be a pitched_view (for a pitched_matrix, pass m.view())");
-  if constexpr (pitched) {
-    constexpr bool device = std::is_same_v<typename View::memory_space, device_space>;
-    static_assert(device,
-                  "coalesce::for_each_index: the view is of host memory (a pitched_matrix<T, host_space>); the GPU "
-                  "cannot read it: copy it into a device pitched_matrix and pass that one's view()");
-    return device;
-  }
-  return false;
-}
-}  // namespace detail
 
 // Calls f(r, c) on the device once for every element of `view` (a pitched_view of device
 // memory), asynchronously on `stream`; threadIdx.x runs along columns so a warp's accesses to row
@@ -148,7 +129,7 @@ void for_each(View view, F f, cudaStream_t stream = 0) {
         // A pitch that is not a whole number of elements (12-byte elements in 128-byte-aligned
         // rows): the row walk, one element per thread.
         detail::launch_row_walk(view, detail::apply_at<typename View::element_type, F>{view, f},
-                                default_row_walk(view.cols()), stream);
+                                default_row_walk(view.cols()), stream, "coalesce::for_each");
       }
     } else {
       detail::require_device_columns(walk::columns(view), walk::rows(view), walk::cols(view), "coalesce::for_each");

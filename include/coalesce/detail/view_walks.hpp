@@ -194,8 +194,8 @@ inline constexpr bool is_walkable_v = walk_of<View>::supported;
 
 template <class View>
 inline constexpr bool is_pitched_view_v = false;
-template <class T>
-inline constexpr bool is_pitched_view_v<pitched_view<T, device_space>> = true;
+template <class T, class Space>
+inline constexpr bool is_pitched_view_v<pitched_view<T, Space>> = true;
 
 // Adapts f(element) to the row walk's f(r, c).
 template <class T, class F>
@@ -252,6 +252,20 @@ constexpr bool for_each_view_ok() {
                   "coalesce::for_each: the view must be writable (soa_view<T>, not soa_view<const T>); to only read "
                   "the elements, use coalesce::transform into an output");
     return device && writable;
+  }
+  return false;
+}
+
+template <class View>
+constexpr bool for_each_index_view_ok() {
+  constexpr bool pitched = is_pitched_view_v<View>;
+  static_assert(pitched, "coalesce::for_each_index: the view must be a pitched_view (for a pitched_matrix, pass m.view())");
+  if constexpr (pitched) {
+    constexpr bool device = std::is_same_v<typename View::memory_space, device_space>;
+    static_assert(device,
+                  "coalesce::for_each_index: the view is of host memory (a pitched_matrix<T, host_space>); the GPU "
+                  "cannot read it: copy it into a device pitched_matrix and pass that one's view()");
+    return device;
   }
   return false;
 }
