@@ -115,10 +115,8 @@ void for_each(View view, F f, cudaStream_t stream = 0) {
   } else if constexpr (detail::for_each_view_ok<View>()) {
     using walk = detail::walk_of<View>;
     if (walk::rows(view) == 0 || walk::cols(view) == 0) return;
-    using columns_type = decltype(walk::columns(view));
-    if constexpr (walk::is_contiguous_range && columns_type::chunk_elements == 1 &&
-                  sizeof(typename View::element_type) > 1) {
-      // Structs whose size is not a power of two: staged through shared memory.
+    if constexpr (walk::is_contiguous_range && !detail::is_access_width(sizeof(typename View::element_type))) {
+      // Structs that one access cannot move (12, 24, 32 bytes...): staged through shared memory.
       detail::require_device_memory(view.data(), "coalesce::for_each");
       detail::launch_staged_for_each(view.data(), view.size(), f, stream);
     } else if constexpr (detail::is_pitched_view_v<View>) {

@@ -36,9 +36,12 @@ inline constexpr unsigned convert_threads = 256;
 template <class T>
 inline constexpr unsigned convert_chunk = sizeof(T) * 256 <= 24576 ? 256u : unsigned(24576 / sizeof(T)) / 16u * 16u;
 
+// A chunk's shared-memory copy, and 15 bytes more: a source off 16-byte alignment is staged at the
+// same address modulo 16 (staging_offset), so that it still moves in 16-byte words.
 template <class T>
 struct alignas(16) convert_staging {
-  unsigned char bytes[convert_chunk<T> * sizeof(T)];
+  static constexpr std::size_t chunk_bytes = convert_chunk<T> * sizeof(T);
+  unsigned char bytes[chunk_bytes + 15];
 };
 
 template <class T, std::size_t... I>
@@ -50,20 +53,22 @@ __device__ void gather_fields(T& element, const soa_view<const T>& soa, std::siz
   ((get_leaf<I>(tie_fields(element)) = soa.template column<I>()[index]), ...);
 }
 
-// Aligned16: the array of structs is 16-byte aligned (the launch checks; a chunk is a multiple of
-// 16 elements, so every chunk is), and the copies move 16-byte words.
+// Aligned16: the array of structs is 16-byte aligned (the launch checks). Either way every chunk
+// starts where the first does modulo 16 (a chunk is a multiple of 16 elements), so one staging
+// offset serves them all, and the copies move 16-byte words.
 template <class T, bool Aligned16>
 __global__ void __launch_bounds__(convert_threads) aos_to_soa_kernel(const T* aos, soa_view<T> soa) {
   __shared__ convert_staging<T> staging;
   constexpr unsigned chunk = convert_chunk<T>;
   const std::size_t n = soa.size();
+  unsigned char* stage = staging.bytes + (Aligned16 ? 0 : staging_offset(aos));
   // One chunk per block; the loop takes more only past 2^31 - 1 blocks' worth.
   for (std::size_t first = std::size_t(blockIdx.x) * chunk; first < n; first += std::size_t(gridDim.x) * chunk) {
     const std::size_t count = n - first < chunk ? n - first : chunk;
     const auto* global = reinterpret_cast<const unsigned char*>(aos + first);
-    block_copy<convert_threads, sizeof(staging.bytes), Aligned16>(staging.bytes, global, count * sizeof(T));
+    block_copy<convert_threads, convert_staging<T>::chunk_bytes, Aligned16>(stage, global, count * sizeof(T));
     __syncthreads();
-    const T* elements = reinterpret_cast<const T*>(staging.bytes);
+    const T* elements = reinterpret_cast<const T*>(stage);
     for (unsigned e = threadIdx.x; e < count; e += blockDim.x)
       scatter_fields(elements[e], soa, first + e, std::make_index_sequence<field_count_v<T>>{});
     __syncthreads();  // the next chunk overwrites the staging buffer
@@ -75,14 +80,15 @@ __global__ void __launch_bounds__(convert_threads) soa_to_aos_kernel(soa_view<co
   __shared__ convert_staging<T> staging;
   constexpr unsigned chunk = convert_chunk<T>;
   const std::size_t n = soa.size();
+  unsigned char* stage = staging.bytes + (Aligned16 ? 0 : staging_offset(aos));
   for (std::size_t first = std::size_t(blockIdx.x) * chunk; first < n; first += std::size_t(gridDim.x) * chunk) {
     const std::size_t count = n - first < chunk ? n - first : chunk;
-    T* elements = reinterpret_cast<T*>(staging.bytes);
+    T* elements = reinterpret_cast<T*>(stage);
     for (unsigned e = threadIdx.x; e < count; e += blockDim.x)
       gather_fields(elements[e], soa, first + e, std::make_index_sequence<field_count_v<T>>{});
     __syncthreads();
     auto* global = reinterpret_cast<unsigned char*>(aos + first);
-    block_copy<convert_threads, sizeof(staging.bytes), Aligned16>(global, staging.bytes, count * sizeof(T));
+    block_copy<convert_threads, convert_staging<T>::chunk_bytes, Aligned16>(global, stage, count * sizeof(T));
     __syncthreads();
   }
 }

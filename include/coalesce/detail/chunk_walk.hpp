@@ -109,17 +109,40 @@ struct chunk_grid {
   }
 };
 
-// The chunk walk: `work.template run<N>(position)` for every chunk, then `work.one(position)`
-// for every head and tail element. (The loops stride by the grid only when the work has more
-// than 2^31 - 1 blocks' worth.)
+// The chunk walk: `work.template run<N>(position, lanes)` for every chunk, then
+// `work.one(position)` for every head and tail element. (The loops stride by the grid only when
+// the work has more than 2^31 - 1 blocks' worth.) Work whose columns share their loads across a
+// warp (Work::warp_cooperative<N>) gets whole warps in step and `lanes`, the mask of the lanes
+// with a chunk, which are the low ones and hold consecutive chunks; other work gets lanes == 0.
 template <unsigned N, class Work>
 __global__ void __launch_bounds__(256) chunk_walk_kernel(chunk_grid<N> grid, Work work) {
   const std::size_t step = std::size_t(gridDim.x) * blockDim.x;
   const std::size_t first = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
   const std::size_t chunks = grid.chunks();
-  for (std::size_t c = first; c < chunks; c += step) work.template run<N>(grid.chunk_position(c));
+  if constexpr (Work::template warp_cooperative<N>) {
+    const unsigned lane = threadIdx.x % 32;
+    for (std::size_t warp_first = first - lane; warp_first < chunks; warp_first += step) {
+      const std::size_t c = warp_first + lane;
+      const unsigned lanes = __ballot_sync(0xffffffffu, c < chunks);
+      if (c < chunks) work.template run<N>(grid.chunk_position(c), lanes);
+    }
+  } else {
+    for (std::size_t c = first; c < chunks; c += step) work.template run<N>(grid.chunk_position(c), 0u);
+  }
   const std::size_t edges = grid.edges();
   for (std::size_t e = first; e < edges; e += step) work.one(grid.edge_position(e));
+}
+
+// The element walk: work.one(position) for every element, one per thread (neighbouring threads,
+// neighbouring elements: still coalesced). The fallback for columns that cannot all be read in
+// chunks at the same element; each element is then read with the widest access its own
+// alignment allows. A kernel of its own, so that no chunk code is compiled into it.
+template <class Work>
+__global__ void __launch_bounds__(256) element_walk_kernel(chunk_grid<1> grid, Work work) {
+  const std::size_t step = std::size_t(gridDim.x) * blockDim.x;
+  const std::size_t edges = grid.edges();
+  for (std::size_t e = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; e < edges; e += step)
+    work.one(grid.edge_position(e));
 }
 
 inline constexpr unsigned chunk_walk_threads = 256;
@@ -131,6 +154,15 @@ void launch_chunk_walk(const chunk_grid<N>& grid, const Work& work, cudaStream_t
   const std::size_t chunks = grid.chunks(), edges = grid.edges();
   const std::size_t wanted = ((chunks > edges ? chunks : edges) + threads - 1) / threads;
   chunk_walk_kernel<N, Work><<<grid_for_all(wanted), threads, 0, stream>>>(grid, work);
+  throw_on_error(::cudaGetLastError(), what);
+}
+
+template <class Work>
+void launch_element_walk(std::size_t rows, std::size_t cols, const Work& work, cudaStream_t stream, const char* what) {
+  if (rows == 0 || cols == 0) return;
+  const chunk_grid<1> grid{rows, cols, cols};  // every element an edge: no chunks
+  constexpr unsigned threads = chunk_walk_threads;
+  element_walk_kernel<Work><<<grid_for_all((grid.edges() + threads - 1) / threads), threads, 0, stream>>>(grid, work);
   throw_on_error(::cudaGetLastError(), what);
 }
 
@@ -170,8 +202,12 @@ struct strided_column {
 
   COALESCE_DEVICE COALESCE_FORCEINLINE T& at(grid_position p) const { return data[p.row * row_stride + p.col]; }
 
+  // Every lane loads its own chunk (see soa_columns for columns that share loads across a warp).
+  template <unsigned N>
+  static constexpr bool warp_staged = false;
+
   template <unsigned N, bool ReadOnly>
-  COALESCE_DEVICE COALESCE_FORCEINLINE void load(grid_position p, value_type (&out)[N]) const {
+  COALESCE_DEVICE COALESCE_FORCEINLINE void load(grid_position p, value_type (&out)[N], unsigned) const {
     const auto chunk = load_chunk<ReadOnly>(reinterpret_cast<const vector_chunk<value_type, N>*>(&at(p)));
 #pragma unroll
     for (unsigned k = 0; k < N; ++k) out[k] = chunk.value[k];
@@ -185,7 +221,7 @@ struct strided_column {
   }
   template <unsigned N>
   COALESCE_DEVICE COALESCE_FORCEINLINE void store_changed(grid_position p, const value_type (&before)[N],
-                                                          const value_type (&after)[N]) const {
+                                                          const value_type (&after)[N], unsigned) const {
     if (!same_bits(before, after)) store<N>(p, after);
   }
   // What f receives for an element held in registers, and for one in memory.
@@ -229,18 +265,20 @@ struct update_in_place {
   F f;
   using value_type = typename Columns::value_type;
   using element_type = decltype(Columns::element(std::declval<value_type&>()));
+  template <unsigned N>
+  static constexpr bool warp_cooperative = Columns::template warp_staged<N>;
 
   template <unsigned N>
-  COALESCE_DEVICE COALESCE_FORCEINLINE void run(grid_position at) const {
+  COALESCE_DEVICE COALESCE_FORCEINLINE void run(grid_position at, unsigned lanes) const {
     if constexpr (takes_element<F, element_type>()) {
       value_type before[N], after[N];
-      columns.template load<N, false>(at, before);
+      columns.template load<N, false>(at, before, lanes);
 #pragma unroll
       for (unsigned k = 0; k < N; ++k) {
         after[k] = before[k];
         if (columns.live(at, k)) f(Columns::element(after[k]));
       }
-      columns.template store_changed<N>(at, before, after);
+      columns.template store_changed<N>(at, before, after, lanes);
     }
   }
   COALESCE_DETAIL_EXEC_CHECK_DISABLE
@@ -262,10 +300,13 @@ struct map_columns {
   // row copy of 1000 floats in 4096-byte rows that stored it ran at 0.973 of the hand-written
   // kernel that does not, on an NVIDIA H200 (2.4% more bytes written).
   template <unsigned N>
-  COALESCE_DEVICE COALESCE_FORCEINLINE void run(grid_position at) const {
+  static constexpr bool warp_cooperative = In::template warp_staged<N> || Out::template warp_staged<N>;
+
+  template <unsigned N>
+  COALESCE_DEVICE COALESCE_FORCEINLINE void run(grid_position at, unsigned lanes) const {
     typename In::value_type x[N];
     typename Out::value_type y[N];
-    in.template load<N, ReadOnly>(at, x);
+    in.template load<N, ReadOnly>(at, x, lanes);
     if (!in.live(at, 0)) {
       keep_loaded(x);
       return;

@@ -35,14 +35,16 @@ inline constexpr unsigned staged_items = sizeof(T) * staged_threads >= 6144 ? 1u
 template <class T>
 inline constexpr std::size_t staged_bytes = std::size_t(staged_items<T>) * staged_threads * sizeof(T);
 
-// Aligned16: every run starts 16-byte aligned (the launch checks), so the copies move 16-byte words.
+// Aligned16: every run starts 16-byte aligned (the launch checks). Otherwise each run starts where
+// the first does modulo 16 (a run is a multiple of 16 elements) and is staged at that offset, so
+// the copies still move 16-byte words.
 template <class T, class F, bool Aligned16>
 __global__ void __launch_bounds__(staged_threads) staged_for_each_kernel(T* data, std::size_t n, F f) {
   constexpr unsigned items = staged_items<T>;
   constexpr std::size_t per_block = std::size_t(items) * staged_threads;
   extern __shared__ uint4 stage_words[];
-  auto* stage = reinterpret_cast<unsigned char*>(stage_words);
-  T* elements = reinterpret_cast<T*>(stage_words);
+  auto* stage = reinterpret_cast<unsigned char*>(stage_words) + (Aligned16 ? 0 : staging_offset(data));
+  T* elements = reinterpret_cast<T*>(stage);
 
   for (std::size_t first = std::size_t(blockIdx.x) * per_block; first < n; first += std::size_t(gridDim.x) * per_block) {
     const std::size_t count = n - first < per_block ? n - first : per_block;
@@ -79,8 +81,8 @@ void launch_staged_for_each(T* data, std::size_t n, const F& f, cudaStream_t str
   static_assert(per_block % 16 == 0, "every run must start where the first does, modulo 16 bytes");
   const bool aligned16 = reinterpret_cast<std::uintptr_t>(data) % 16 == 0;
   const auto kernel = aligned16 ? staged_for_each_kernel<T, F, true> : staged_for_each_kernel<T, F, false>;
-  constexpr std::size_t shared = staged_bytes<T>;
-  if constexpr (shared > 48 * 1024)
+  const std::size_t shared = staged_bytes<T> + (aligned16 ? 0 : 15);
+  if (shared > 48 * 1024)
     throw_on_error(::cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)),
                    "coalesce::for_each: cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
   kernel<<<grid_for_all((n + per_block - 1) / per_block), staged_threads, shared, stream>>>(data, n, f);

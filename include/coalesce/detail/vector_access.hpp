@@ -25,11 +25,13 @@ COALESCE_HOST_DEVICE constexpr std::size_t access_alignment(std::size_t bytes) {
   return a;
 }
 
-// The alignment a chunk of N values of F is loaded with: the widest access its size allows
-// (one value alone keeps its own alignment, so a column needs nothing more than a F* does).
+// The alignment a chunk of N values of F is loaded with: the widest access its size allows, and
+// never less than F's own. For N == 1 that may be more than F* promises (a 16-byte struct of
+// floats is 4-byte aligned, yet read as one 16-byte access where the address allows it), so the
+// walks check addresses before they use a chunk, and fall back to the element itself.
 template <class F, std::size_t N>
 inline constexpr std::size_t chunk_alignment =
-    N == 1 || access_alignment(sizeof(F) * N) < alignof(F) ? alignof(F) : access_alignment(sizeof(F) * N);
+    access_alignment(sizeof(F) * N) < alignof(F) ? alignof(F) : access_alignment(sizeof(F) * N);
 
 // N consecutive values as one aligned access (several 16-byte ones when wider than 16 bytes).
 // Alignment defaults to what a column of F guarantees at a chunk boundary; coalesce::vec asks for
@@ -49,10 +51,16 @@ constexpr std::size_t whole_access_alignment() {
   return is_access_width(N * sizeof(T)) ? N * sizeof(T) : alignof(T);
 }
 
-// Elements per chunk for a column whose widest value is `widest` bytes: 16-byte accesses for
-// access widths, one element otherwise.
-COALESCE_HOST_DEVICE constexpr unsigned chunk_elements_for(std::size_t widest) {
-  return is_access_width(widest) ? unsigned(16 / widest) : 1u;
+// Elements per chunk for a column of `bytes`-byte values: the fewest that make whole 16-byte
+// accesses (4 floats or 2 doubles as one, 4 twelve-byte float3s as three), halved while that
+// would hold more than 64 bytes of one column in registers, and one value of 16 bytes or more.
+// Each column so moves in its own widest access: a 12-byte column beside float columns costs
+// those nothing.
+COALESCE_HOST_DEVICE constexpr unsigned chunk_elements_for(std::size_t bytes) {
+  if (bytes == 0 || bytes >= 16) return 1u;
+  unsigned n = unsigned(16 / access_alignment(bytes));
+  while (n > 1 && n * bytes > 64) n /= 2;
+  return n;
 }
 
 #if COALESCE_CUDA_COMPILER
