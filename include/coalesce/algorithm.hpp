@@ -70,7 +70,7 @@ void launch_row_walk(pitched_view<T, device_space> view, F f, row_walk shape, cu
   if (shape.threads_along_row == 0 || shape.rows_per_block == 0 || std::size_t(shape.threads_along_row) * shape.rows_per_block > 1024)
     throw std::invalid_argument("coalesce::for_each_index: a row_walk needs 1 to 1024 threads per block");
   const dim3 block(shape.threads_along_row, shape.rows_per_block);
-  const unsigned grid = one_wave_grid(walk_rows_kernel<T, F>, block.x * block.y, (view.rows() + block.y - 1) / block.y);
+  const unsigned grid = one_wave_grid<walk_rows_kernel<T, F>>(block.x * block.y, (view.rows() + block.y - 1) / block.y);
   walk_rows_kernel<T, F><<<grid, block, 0, stream>>>(view, f);
   throw_on_error(::cudaGetLastError(), "coalesce::for_each_index kernel launch");
 }

@@ -518,3 +518,27 @@ TEST_CASE("for_each on 8 mixed columns (float, double, int, short) keeps up with
   CHECK(c.versus_best_competitor() >= targets::versus_best_competitor);
   CHECK(c.library_of_peak >= targets::mixed_columns_of_peak);
 }
+
+namespace {
+__global__ void __launch_bounds__(1024) occupancy_probe(float* out) {
+  __shared__ float scratch[2048];
+  scratch[threadIdx.x] = float(threadIdx.x);
+  __syncthreads();
+  if (out != nullptr) out[threadIdx.x] = scratch[(threadIdx.x + 1) % blockDim.x];
+}
+}  // namespace
+
+TEST_CASE("the occupancy a launch asks for is cached per kernel, device and block size, and agrees with the runtime") {
+  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
+  int device = 0;
+  COALESCE_CUDA_CHECK(cudaGetDevice(&device));
+  for (unsigned threads : {256u, 1024u, 256u, 64u, 64u}) {  // a size change must not reuse the last answer
+    int expected = 0;
+    COALESCE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&expected, occupancy_probe, int(threads), 0));
+    CHECK(coalesce::detail::resident_blocks<occupancy_probe>(device, threads) == expected);
+    int sms = 0;
+    COALESCE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    CHECK(coalesce::detail::one_wave_grid<occupancy_probe>(threads, std::size_t(1) << 40) == unsigned(sms * expected));
+    CHECK(coalesce::detail::one_wave_grid<occupancy_probe>(threads, 3) == 3u);
+  }
+}

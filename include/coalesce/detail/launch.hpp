@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 
 namespace coalesce::detail {
 
@@ -26,18 +27,36 @@ inline int multiprocessor_count(int device) {
   return sms;
 }
 
-// The blocks to launch of `kernel` (with `threads_per_block` threads and no dynamic shared memory)
+// How many blocks of `Kernel` with `threads_per_block` threads (and no dynamic shared memory) fit
+// on one multiprocessor of `device`: asked of the runtime once per kernel, device and block size
+// (the last size asked is kept, for the first 64 devices), since an algorithm call launches its
+// kernel every time, and an occupancy query is a driver call.
+template <auto Kernel>
+int resident_blocks(int device, unsigned threads_per_block) {
+  constexpr int cached_devices = 64;
+  static std::atomic<std::uint64_t> cached[cached_devices];  // block size << 32 | blocks; zero: not asked yet
+  const bool cacheable = device >= 0 && device < cached_devices;
+  if (cacheable) {
+    const std::uint64_t known = cached[device].load(std::memory_order_relaxed);
+    if (known != 0 && std::uint32_t(known >> 32) == threads_per_block) return int(std::uint32_t(known));
+  }
+  int blocks = 0;
+  throw_on_error(::cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, Kernel, int(threads_per_block), 0),
+                 "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+  if (blocks < 1) blocks = 1;
+  if (cacheable) cached[device].store(std::uint64_t(threads_per_block) << 32 | std::uint32_t(blocks), std::memory_order_relaxed);
+  return blocks;
+}
+
+// The blocks to launch of `Kernel` (with `threads_per_block` threads and no dynamic shared memory)
 // when it strides over `blocks_wanted` blocks' worth of work: one full wave of resident blocks on
 // the current device - enough loads in flight to cover DRAM latency, no tail of half-empty waves -
 // or fewer when the work is smaller. At least 1.
-template <class Kernel>
-unsigned one_wave_grid(Kernel kernel, unsigned threads_per_block, std::size_t blocks_wanted) {
-  int device = 0, resident = 0;
+template <auto Kernel>
+unsigned one_wave_grid(unsigned threads_per_block, std::size_t blocks_wanted) {
+  int device = 0;
   throw_on_error(::cudaGetDevice(&device), "cudaGetDevice");
-  const int sms = multiprocessor_count(device);
-  throw_on_error(::cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, int(threads_per_block), 0),
-                 "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
-  const std::size_t wave = std::size_t(sms) * std::size_t(resident > 0 ? resident : 1);
+  const std::size_t wave = std::size_t(multiprocessor_count(device)) * std::size_t(resident_blocks<Kernel>(device, threads_per_block));
   const std::size_t grid = blocks_wanted < wave ? blocks_wanted : wave;
   return unsigned(grid > 0 ? grid : 1);
 }
