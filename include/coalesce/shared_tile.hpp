@@ -24,26 +24,32 @@ class shared_tile_view;
 
 namespace detail {
 
+// The vector path's tile stores: lane l of a warp holds vector `first_vector` + l of the tile
+// walked row by row (vectors_per_row to a row), and stores its element `e` to
+// (row, PerVector * vector + e), one scalar store per element.
+template <class Layout, std::size_t PerVector>
+COALESCE_HOST_DEVICE constexpr warp_access vector_load_stores(std::size_t first_vector, std::size_t e) {
+  return warp_access::along_row(PerVector).from(0, first_vector * PerVector + e).in_lines_of(Layout::cols);
+}
+
+COALESCE_HOST_DEVICE constexpr std::size_t greatest_common_divisor(std::size_t a, std::size_t b) {
+  return b == 0 ? a : greatest_common_divisor(b, a % b);
+}
+
 // Whether a load may read global rows as 16-byte vectors and spread each over `per_vector`
-// scalar tile stores without bank conflicts: decided by the access model at compile time for the
-// first warps of the load (lane l of warp w takes vector 32w + l). With [32][33] floats, a
-// warp's 32 float4s cover 4 rows and land in 32 distinct banks; with [32][33] doubles they
-// would conflict 2-way, so doubles load as scalars.
+// scalar tile stores without bank conflicts: decided by the layout's certificate for every store
+// the path makes. Warp w starts at vector 32w, which falls on one of a few places in a row, and
+// the certificate's worst case covers every row. With [32][33] floats, a warp's 32 float4s cover
+// 4 rows and land in 32 distinct banks; with [32][33] doubles they would conflict 2-way, so
+// doubles load as scalars.
 template <class Layout, std::size_t PerVector>
 COALESCE_HOST_DEVICE constexpr bool vector_loads_stay_conflict_free() {
-  using T = typename Layout::value_type;
   if (PerVector < 2 || Layout::cols % PerVector != 0) return false;
   constexpr std::size_t vectors_per_row = Layout::cols / PerVector;
-  for (std::size_t warp = 0; warp < 8; ++warp)
-    for (std::size_t e = 0; e < PerVector; ++e) {
-      const auto address = [&](unsigned lane) -> std::uint64_t {
-        const std::size_t i = warp * 32 + lane;
-        return std::uint64_t(Layout::offset((i / vectors_per_row) % Layout::rows, (i % vectors_per_row) * PerVector + e)) *
-               sizeof(T);
-      };
-      if (model::warp_shared_access(address, unsigned(sizeof(T))).wavefronts > ideal_wavefronts(sizeof(T), 32))
-        return false;
-    }
+  constexpr std::size_t start_step = greatest_common_divisor(32, vectors_per_row);
+  for (std::size_t first_vector = 0; first_vector < vectors_per_row; first_vector += start_step)
+    for (std::size_t e = 0; e < PerVector; ++e)
+      if (!Layout::conflict_free(vector_load_stores<Layout, PerVector>(first_vector, e))) return false;
   return true;
 }
 
@@ -220,6 +226,14 @@ class shared_tile {
   static constexpr bool needs_rows = std::is_same_v<Access, access::rows> || std::is_same_v<Access, access::rows_and_columns>;
   static constexpr bool needs_columns =
       std::is_same_v<Access, access::columns> || std::is_same_v<Access, access::rows_and_columns>;
+  // The promise is the layout's certificate, the same warp_access model as every other tile
+  // access in the library: access::rows checks layout::row_access (32 consecutive elements of a
+  // row: what load's stores and store's reads are), access::columns layout::column_access (32 of
+  // a column: what store_transposed reads). Those are exactly the walks' warp instructions when a
+  // line is a multiple of 32 elements, as in the transposes' 64 x 64 tiles; a line narrower than
+  // a warp folds each warp over several lines, which the promise does not price (a [16][17] float
+  // tile takes 2 wavefronts there: warp_access::in_lines_of prices it). The vector path of load
+  // checks its own stores (detail::vector_loads_stay_conflict_free).
   static_assert(needs_rows || needs_columns || std::is_same_v<Access, access::unchecked>,
                 "coalesce::shared_tile: Access must be access::rows, columns, rows_and_columns or unchecked");
   static_assert(!needs_rows || layout::conflict_free_rows,

@@ -37,7 +37,9 @@ template <class T>
 inline constexpr unsigned convert_chunk = sizeof(T) * 256 <= 24576 ? 256u : unsigned(24576 / sizeof(T)) / 16u * 16u;
 
 // A chunk's shared-memory copy, and 15 bytes more: a source off 16-byte alignment is staged at the
-// same address modulo 16 (staging_offset), so that it still moves in 16-byte words.
+// same address modulo 16 (staging_offset), so that it still moves in 16-byte words. Its accesses
+// are those of a staged walk's stage (detail::stage_certificate: block_copy's words, and each
+// thread's element a word at a time).
 template <class T>
 struct alignas(16) convert_staging {
   static constexpr std::size_t chunk_bytes = convert_chunk<T> * sizeof(T);

@@ -36,7 +36,17 @@ struct double_transpose_shape {
 
 template <class T, std::size_t Tile, unsigned BlockRows, unsigned Batch, bool Vectorize>
 __global__ void __launch_bounds__(32 * BlockRows) transpose_kernel(pitched_view<const T> in, pitched_view<T> out) {
-  __shared__ shared_tile<T, Tile, Tile> tile;
+  using tile_type = shared_tile<T, Tile, Tile>;
+  // The tile's accesses are shared_tile's own, certified where the tile is declared (its default
+  // promise, access::rows_and_columns): load stores 32 consecutive elements of a tile row per warp
+  // instruction (layout::row_access), store_transposed reads 32 of a tile column
+  // (layout::column_access). A warp's 32 threads stay in one line only when a line is a multiple
+  // of 32; the budget is the ideal, 128 bytes per wavefront, both ways.
+  static_assert(Tile % 32 == 0,
+                "coalesce::detail::transpose_kernel: Tile must be a multiple of 32 (whole warps per tile line)");
+  static_assert(tile_type::layout::conflict_free_rows && tile_type::layout::conflict_free_columns,
+                "coalesce::detail::transpose_kernel: the tile's row stores and column reads must be conflict-free");
+  __shared__ tile_type tile;
   const std::size_t tile_rows = (in.rows() + Tile - 1) / Tile;
   const std::size_t tile_cols = (in.cols() + Tile - 1) / Tile;
   for (std::size_t tr = blockIdx.y; tr < tile_rows; tr += gridDim.y)
@@ -51,14 +61,33 @@ __global__ void __launch_bounds__(32 * BlockRows) transpose_kernel(pitched_view<
 // 4-byte elements move as 8-byte pairs: each thread loads (r, 2l..2l+1) of four input rows, and
 // stores (2l, c), (2l+1, c) of the tile as one pair of an output row. The bytes per access, and
 // so the bytes in flight, are those of the double transpose that reaches copy speed; the price
-// is a 2-way bank conflict on the tile's scalar accesses (lanes l and l + 16 share a bank), which
-// shared memory absorbs. Tiles cut by the matrix edge take the general shared_tile path.
+// is a 2-way bank conflict on the tile's scalar accesses, which shared memory absorbs. Tiles cut
+// by the matrix edge take the general shared_tile path (certified by shared_tile itself).
 template <class T>
 __global__ void __launch_bounds__(512) transpose_pairs_kernel(pitched_view<const T> in, pitched_view<T> out) {
   static_assert(sizeof(T) == 4, "transpose_pairs_kernel moves 4-byte elements in pairs");
   constexpr std::size_t tile_size = 64;
   constexpr unsigned rows_per_pass = 16, passes = tile_size / rows_per_pass;  // blockDim (32, 16)
-  __shared__ shared_tile<T, tile_size, tile_size> tile;
+  using tile_type = shared_tile<T, tile_size, tile_size>;
+  using layout = typename tile_type::layout;
+  // The tile's four warp instructions, declared once and used below as the tile's indices. Lane l
+  // stores elements 2l and 2l + 1 of a tile row, and loads elements 2l and 2l + 1 of a tile column.
+  // On the [64][65] tile both are stride-2 lanes: lanes l and l + 16 share a bank, so each takes
+  // 2 wavefronts where the ideal is 1. The assertions hold the conflict at exactly 2-way, so that
+  // neither a regression nor an improvement goes unnoticed.
+  constexpr warp_access even_column_stores = warp_access::along_row(2);
+  constexpr warp_access odd_column_stores = even_column_stores.from(0, 1);
+  constexpr warp_access even_row_loads = warp_access::along_column(2);
+  constexpr warp_access odd_row_loads = even_row_loads.from(1, 0);
+  static_assert(layout::wavefronts(even_column_stores) == 2 * layout::ideal_wavefronts(even_column_stores) &&
+                    layout::wavefronts(odd_column_stores) == 2 * layout::ideal_wavefronts(odd_column_stores),
+                "coalesce::detail::transpose_pairs_kernel: the pair stores along a tile row are meant to conflict "
+                "exactly 2-way");
+  static_assert(layout::wavefronts(even_row_loads) == 2 * layout::ideal_wavefronts(even_row_loads) &&
+                    layout::wavefronts(odd_row_loads) == 2 * layout::ideal_wavefronts(odd_row_loads),
+                "coalesce::detail::transpose_pairs_kernel: the pair loads along a tile column are meant to conflict "
+                "exactly 2-way");
+  __shared__ tile_type tile;
   const std::size_t tile_rows = (in.rows() + tile_size - 1) / tile_size;
   const std::size_t tile_cols = (in.cols() + tile_size - 1) / tile_size;
   const bool pitches_allow_pairs = in.pitch_bytes() % 8 == 0 && out.pitch_bytes() % 8 == 0 &&
@@ -75,14 +104,17 @@ __global__ void __launch_bounds__(512) transpose_pairs_kernel(pitched_view<const
           v[k] = *reinterpret_cast<const vector_chunk<T, 2>*>(in.row(r0 + row + k * rows_per_pass) + c0 + 2 * lane);
 #pragma unroll
         for (unsigned k = 0; k < passes; ++k) {
-          tile(row + k * rows_per_pass, 2 * lane) = v[k][0];
-          tile(row + k * rows_per_pass, 2 * lane + 1) = v[k][1];
+          const unsigned r = row + k * rows_per_pass;
+          tile(r + even_column_stores.row(lane), even_column_stores.col(lane)) = v[k][0];
+          tile(r + odd_column_stores.row(lane), odd_column_stores.col(lane)) = v[k][1];
         }
         __syncthreads();
 #pragma unroll
         for (unsigned k = 0; k < passes; ++k) {
           const unsigned c = row + k * rows_per_pass;
-          *reinterpret_cast<vector_chunk<T, 2>*>(out.row(c0 + c) + r0 + 2 * lane) = vector_chunk<T, 2>{{tile(2 * lane, c), tile(2 * lane + 1, c)}};
+          const T first = tile(even_row_loads.row(lane), c + even_row_loads.col(lane));
+          const T second = tile(odd_row_loads.row(lane), c + odd_row_loads.col(lane));
+          *reinterpret_cast<vector_chunk<T, 2>*>(out.row(c0 + c) + r0 + 2 * lane) = vector_chunk<T, 2>{{first, second}};
         }
       } else {
         tile.load(in, r0, c0);

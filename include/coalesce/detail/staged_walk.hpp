@@ -35,6 +35,11 @@ inline constexpr unsigned staged_items = sizeof(T) * staged_threads >= 6144 ? 1u
 template <class T>
 inline constexpr std::size_t staged_bytes = std::size_t(staged_items<T>) * staged_threads * sizeof(T);
 
+// The stage's shared accesses - block_copy's words and each thread's element, a word at a time -
+// and what they cost are certified by detail::stage_certificate<T> (stage_certificate.hpp, kept
+// out of this header: the access model it runs on includes libcu++, which would double the
+// compile time of every for_each unit; the tests hold the certificate and the counters to it).
+//
 // Aligned16: every run starts 16-byte aligned (the launch checks). Otherwise each run starts where
 // the first does modulo 16 (a run is a multiple of 16 elements) and is staged at that offset, so
 // the copies still move 16-byte words.
