@@ -1,6 +1,9 @@
 // coalesce: layout-aware algorithms. Hand them per-element code; they pick the thread mapping
 // that keeps a warp's accesses coalesced and size the grid from the device.
-// Needs a CUDA compiler (it launches kernels).
+// Needs a CUDA compiler (it launches kernels). Include what you pass: <cuda/std/span> for a span,
+// <coalesce/pitched_matrix.hpp> for a pitched_view, <coalesce/view_adapter.hpp> for an mdspan
+// (this header only declares them: libcu++'s span and mdspan cost an nvcc compile more than all
+// of the algorithms, and a unit that walks soa_views or pointers needs neither).
 #pragma once
 
 #if !defined(__CUDACC__)
@@ -13,20 +16,21 @@
 #include <coalesce/detail/device_memory.hpp>
 #include <coalesce/detail/launch.hpp>
 #include <coalesce/detail/staged_walk.hpp>
+#include <coalesce/detail/view_adapter_base.hpp>
+#include <coalesce/detail/view_declarations.hpp>
 #include <coalesce/detail/view_walks.hpp>
 #include <coalesce/error.hpp>
-#include <coalesce/pitched_matrix.hpp>
 #include <coalesce/soa.hpp>
-#include <coalesce/view_adapter.hpp>
 
-#include <cuda/std/span>
+// pitched_view and cuda::std::span are only declared, and the mdspan adapter comes with
+// <coalesce/pitched_matrix.hpp>: their headers cost more than the rest of this one, and a caller
+// that hands one of them over has included its header.
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
-#include <tuple>
 #include <type_traits>
 
 namespace coalesce {
@@ -75,6 +79,31 @@ void launch_row_walk(pitched_view<T, device_space> view, F f, row_walk shape, cu
   throw_on_error(::cudaGetLastError(), "coalesce::for_each_index kernel launch");
 }
 
+// for_each over one contiguous run of device memory (a span, or a pointer and a size).
+template <class T, class F>
+void for_each_run(T* data, std::size_t size, const F& f, cudaStream_t stream) {
+  if (size == 0) return;
+  if constexpr (!is_access_width(sizeof(T))) {
+    // Structs that one access cannot move (12, 24, 32 bytes...): staged through shared memory.
+    require_device_memory(data, "coalesce::for_each");
+    launch_staged_for_each(data, size, f, stream);
+  } else {
+    const strided_column<T> run{data, 0};
+    require_device_columns(run, 1, size, "coalesce::for_each");
+    update_columns(run, 1, size, f, stream);
+  }
+}
+
+// transform's walk once the views are columns: both sides may run into their owned padding
+// (walk_cols past cols) only if they agree on how far.
+template <class In, class Out, class F>
+void transform_columns(const In& in, const Out& out, std::size_t rows, std::size_t cols, std::size_t in_walk_cols,
+                       std::size_t out_walk_cols, const F& f, cudaStream_t stream) {
+  require_device_columns(in, rows, cols, "coalesce::transform (input)");
+  require_device_columns(out, rows, cols, "coalesce::transform (output)");
+  map_columns_into(in, out, rows, in_walk_cols == out_walk_cols ? in_walk_cols : cols, f, stream);
+}
+
 }  // namespace detail
 
 
@@ -115,10 +144,8 @@ void for_each(View view, F f, cudaStream_t stream = 0) {
   } else if constexpr (detail::for_each_view_ok<View>()) {
     using walk = detail::walk_of<View>;
     if (walk::rows(view) == 0 || walk::cols(view) == 0) return;
-    if constexpr (walk::is_contiguous_range && !detail::is_access_width(sizeof(typename View::element_type))) {
-      // Structs that one access cannot move (12, 24, 32 bytes...): staged through shared memory.
-      detail::require_device_memory(view.data(), "coalesce::for_each");
-      detail::launch_staged_for_each(view.data(), view.size(), f, stream);
+    if constexpr (walk::is_contiguous_range) {
+      detail::for_each_run(view.data(), view.size(), f, stream);
     } else if constexpr (detail::is_pitched_view_v<View>) {
       if (view.is_mdspan_compatible()) {
         detail::require_device_columns(walk::columns(view), walk::rows(view), walk::cols(view), "coalesce::for_each");
@@ -144,7 +171,7 @@ template <class T, class F>
 void for_each(T* data, std::size_t size, F f, cudaStream_t stream = 0) {
   static_assert(!std::is_const_v<T>, "coalesce::for_each: the elements must be writable");
   static_assert(std::is_const_v<T> || std::is_trivially_copyable_v<T>, "coalesce::for_each: T must be trivially copyable");
-  if constexpr (!std::is_const_v<T> && std::is_trivially_copyable_v<T>) for_each(cuda::std::span<T>(data, size), f, stream);
+  if constexpr (!std::is_const_v<T> && std::is_trivially_copyable_v<T>) detail::for_each_run(data, size, f, stream);
 }
 
 // --- transform -----------------------------------------------------------------------------
@@ -170,21 +197,21 @@ void transform(In in, Out out, F f, cudaStream_t stream = 0) {
                                   std::to_string(out_walk::rows(out)) + " x " + std::to_string(out_walk::cols(out)));
     if (in_walk::rows(in) == 0 || in_walk::cols(in) == 0) return;
     const auto in_view = detail::as_const_view(in);  // f sees const inputs, as in[i] would be read
-    const auto in_columns = detail::walk_of<std::remove_const_t<decltype(in_view)>>::columns(in_view);
-    const auto out_columns = out_walk::columns(out);
-    detail::require_device_columns(in_columns, in_walk::rows(in), in_walk::cols(in), "coalesce::transform (input)");
-    detail::require_device_columns(out_columns, out_walk::rows(out), out_walk::cols(out), "coalesce::transform (output)");
-    // Both sides may run into their owned padding only if they agree on how far.
-    const std::size_t in_cols = in_walk::walk_cols(in), out_cols = out_walk::walk_cols(out);
-    const std::size_t cols = in_cols == out_cols ? in_cols : in_walk::cols(in);
-    detail::map_columns_into(in_columns, out_columns, in_walk::rows(in), cols, f, stream);
+    detail::transform_columns(detail::walk_of<std::remove_const_t<decltype(in_view)>>::columns(in_view),
+                              out_walk::columns(out), in_walk::rows(in), in_walk::cols(in), in_walk::walk_cols(in),
+                              out_walk::walk_cols(out), f, stream);
   }
 }
 
 // transform over `size` elements at `in` into `out` (device memory).
 template <class T, class U, class F>
 void transform(const T* in, std::size_t size, U* out, F f, cudaStream_t stream = 0) {
-  transform(cuda::std::span<const T>(in, size), cuda::std::span<U>(out, size), f, stream);
+  static_assert(!std::is_const_v<U>, "coalesce::transform: the output view must be writable");
+  if constexpr (!std::is_const_v<U>) {
+    if (size == 0) return;
+    detail::transform_columns(detail::strided_column<const T>{in, 0}, detail::strided_column<U>{out, 0}, 1, size, size,
+                              size, f, stream);
+  }
 }
 
 }  // namespace coalesce

@@ -7,6 +7,7 @@
 #include <coalesce/config.hpp>
 #include <coalesce/error.hpp>
 #include <coalesce/memory.hpp>
+#include <coalesce/memory_space.hpp>
 #include <coalesce/model.hpp>
 #include <coalesce/model_svg.hpp>
 #include <coalesce/pitched_matrix.hpp>

@@ -6,6 +6,7 @@
 
 #include <coalesce/config.hpp>
 #include <coalesce/error.hpp>
+#include <coalesce/memory_space.hpp>
 
 #include <cuda_runtime_api.h>
 
@@ -19,14 +20,6 @@
 #include <utility>
 
 namespace coalesce {
-
-// Elements live in ordinary host memory: usable from plain C++, no GPU and no nvcc needed.
-struct host_space {};
-// Elements live in device global memory: usable in kernels through the containers' views.
-struct device_space {};
-
-template <class Space>
-inline constexpr bool is_memory_space_v = std::is_same_v<Space, host_space> || std::is_same_v<Space, device_space>;
 
 // Every coalesce allocation starts on a 256-byte boundary: two 128-byte lines, what cudaMalloc
 // guarantees, and what a 16-byte vector access or a TMA descriptor needs with room to spare.

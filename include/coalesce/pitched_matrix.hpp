@@ -5,10 +5,13 @@
 #pragma once
 
 #include <coalesce/config.hpp>
+#include <coalesce/detail/view_adapter_base.hpp>
+#include <coalesce/detail/view_declarations.hpp>
 #include <coalesce/error.hpp>
 #include <coalesce/memory.hpp>
 
 #include <cuda/std/mdspan>
+#include <cuda/std/span>
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
@@ -34,9 +37,6 @@ struct aligned_rows {
 };
 
 using line_aligned_rows = aligned_rows<128>;
-
-template <class T, class Space = device_space>
-class pitched_view;
 
 // The mdspan type a pitched_view converts to and from: strides in elements, so it exists only
 // when sizeof(T) divides the pitch.
@@ -152,6 +152,37 @@ class pitched_view {
   std::size_t cols_ = 0;
   std::size_t pitch_ = 0;
   std::size_t owned_ = 0;
+};
+
+// cuda::std::mdspan walked by the algorithms (see <coalesce/view_adapter.hpp>): rank 1 as a span
+// (layout_right, layout_left) or strided rows, rank 2 as a pitched_view. Here, with the rest of
+// the mdspan interop, so that a unit that includes no mdspan pays nothing for it.
+template <class T, class Extents, class Layout, class Accessor>
+struct view_adapter<cuda::std::mdspan<T, Extents, Layout, Accessor>> {
+  using mdspan_type = cuda::std::mdspan<T, Extents, Layout, Accessor>;
+  static_assert(Extents::rank() == 1 || Extents::rank() == 2,
+                "coalesce: an mdspan walked by coalesce's algorithms must be of rank 1 or 2");
+  static_assert(std::is_same_v<typename Accessor::data_handle_type, T*>,
+                "coalesce: an mdspan walked by coalesce's algorithms must hold a T* (default_accessor or "
+                "aligned_accessor)");
+
+  static auto adapt(const mdspan_type& m) {
+    if constexpr (Extents::rank() == 1 && (std::is_same_v<Layout, cuda::std::layout_right> ||
+                                           std::is_same_v<Layout, cuda::std::layout_left>)) {
+      return cuda::std::span<T>(m.data_handle(), m.extent(0));
+    } else if constexpr (Extents::rank() == 1) {
+      // A stride known only at run time: one row when the elements are adjacent, else rows of
+      // one element (a column of a matrix).
+      if (m.extent(0) <= 1 || m.stride(0) == 1) return pitched_view<T>(m.data_handle(), 1, m.extent(0), m.extent(0) * sizeof(T));
+      return pitched_view<T>(m.data_handle(), m.extent(0), 1, std::size_t(m.stride(0)) * sizeof(T));
+    } else {
+      if (m.extent(0) > 1 && m.extent(1) > 1 && m.stride(1) != 1)
+        throw std::invalid_argument(
+            "coalesce: a rank-2 mdspan must be contiguous along its last index (layout_right, or layout_stride "
+            "with stride(1) == 1) to be walked a row at a time");
+      return pitched_view<T>(m.data_handle(), m.extent(0), m.extent(1), std::size_t(m.stride(0)) * sizeof(T));
+    }
+  }
 };
 
 // An owning row-major matrix of rows x cols elements of T, each row padded to the pitch policy's

@@ -4,7 +4,7 @@
 
 #include <coalesce/config.hpp>
 #include <coalesce/detail/fields.hpp>
-#include <coalesce/memory.hpp>
+#include <coalesce/memory_space.hpp>
 #include <coalesce/soa_reference.hpp>
 
 #include <cstddef>

@@ -1,5 +1,6 @@
 // expect: coalesce::transform: a soa_view output is not supported yet
 #include <coalesce/algorithm.hpp>
+#include <cuda/std/span>
 
 struct Point {
   float x, y;

@@ -8,18 +8,16 @@
 #include <coalesce/detail/chunk_walk.hpp>
 #include <coalesce/detail/device_memory.hpp>
 #include <coalesce/detail/vector_access.hpp>
+#include <coalesce/detail/view_declarations.hpp>  // pitched_view and cuda::std::span, declared
 #include <coalesce/memory.hpp>
-#include <coalesce/pitched_matrix.hpp>
 #include <coalesce/soa.hpp>
 
-#include <cuda/std/span>
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
-#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -293,10 +291,19 @@ struct view_space<cuda::std::span<T, Extent>> {
   using type = device_space;
 };
 
+// A cuda::std::mdspan that reached an algorithm unadapted: its adapter lives with the mdspan
+// interop in <coalesce/pitched_matrix.hpp>, which <coalesce/algorithm.hpp> leaves out (libcu++'s
+// mdspan costs an nvcc compile more than all of the algorithms).
+template <class V, class = void>
+struct looks_like_mdspan : std::false_type {};
+template <class V>
+struct looks_like_mdspan<V, std::void_t<typename V::mapping_type, typename V::accessor_type, typename V::extents_type>>
+    : std::true_type {};
+
 // The checks on the views handed to for_each and transform, in order: each failed one is the
 // only error the user reads (the algorithm's body is compiled only when all pass).
 template <class View>
-constexpr bool for_each_view_ok() {
+constexpr bool for_each_view_ok_checked() {
   constexpr bool known = view_space<View>::known;
   static_assert(known,
                 "coalesce::for_each: the first argument must be a soa_view, a pitched_view, a cuda::std::span or "
@@ -317,7 +324,20 @@ constexpr bool for_each_view_ok() {
 }
 
 template <class View>
-constexpr bool for_each_index_view_ok() {
+constexpr bool for_each_view_ok() {
+  constexpr bool unadapted_mdspan = looks_like_mdspan<View>::value;
+  static_assert(!unadapted_mdspan,
+                "coalesce::for_each: to walk a cuda::std::mdspan, include <coalesce/view_adapter.hpp> (or "
+                "<coalesce/pitched_matrix.hpp>), which adapts it");
+  if constexpr (unadapted_mdspan) {
+    return false;
+  } else {
+    return for_each_view_ok_checked<View>();
+  }
+}
+
+template <class View>
+constexpr bool for_each_index_view_ok_checked() {
   constexpr bool pitched = is_pitched_view_v<View>;
   static_assert(pitched, "coalesce::for_each_index: the view must be a pitched_view (for a pitched_matrix, pass m.view())");
   if constexpr (pitched) {
@@ -330,8 +350,21 @@ constexpr bool for_each_index_view_ok() {
   return false;
 }
 
+template <class View>
+constexpr bool for_each_index_view_ok() {
+  constexpr bool unadapted_mdspan = looks_like_mdspan<View>::value;
+  static_assert(!unadapted_mdspan,
+                "coalesce::for_each_index: to walk a cuda::std::mdspan, include <coalesce/view_adapter.hpp> (or "
+                "<coalesce/pitched_matrix.hpp>), which adapts it");
+  if constexpr (unadapted_mdspan) {
+    return false;
+  } else {
+    return for_each_index_view_ok_checked<View>();
+  }
+}
+
 template <class In, class Out>
-constexpr bool transform_views_ok() {
+constexpr bool transform_views_ok_checked() {
   constexpr bool known = view_space<In>::known && view_space<Out>::known;
   static_assert(known,
                 "coalesce::transform: the input and the output must each be a soa_view, a pitched_view, a "
@@ -354,6 +387,19 @@ constexpr bool transform_views_ok() {
   return false;
 }
 
+template <class In, class Out>
+constexpr bool transform_views_ok() {
+  constexpr bool unadapted_mdspan = looks_like_mdspan<In>::value || looks_like_mdspan<Out>::value;
+  static_assert(!unadapted_mdspan,
+                "coalesce::transform: to walk a cuda::std::mdspan, include <coalesce/view_adapter.hpp> (or "
+                "<coalesce/pitched_matrix.hpp>), which adapts it");
+  if constexpr (unadapted_mdspan) {
+    return false;
+  } else {
+    return transform_views_ok_checked<In, Out>();
+  }
+}
+
 template <class T>
 soa_view<const T> as_const_view(const soa_view<T>& v) { return v; }
 template <class T>
@@ -372,12 +418,17 @@ void require_device_columns(const Columns& columns, std::size_t rows, std::size_
 template <class T, std::size_t Extent>
 cuda::std::span<const T, Extent> as_const_view(const cuda::std::span<T, Extent>& v) { return v; }
 
+template <class First, class... Rest>
+const First& first_of(const First& first, const Rest&...) {
+  return first;
+}
+
 // Walks `columns` in chunks of N where every column allows it at the same element, else element
 // by element (each read as its alignment allows: still coalesced, no vectors).
 template <unsigned N, class Work, class... Columns>
 void launch_columns(std::size_t rows, std::size_t cols, const Work& work, cudaStream_t stream, const char* what,
                     const Columns&... columns) {
-  const std::size_t head = std::get<0>(std::forward_as_tuple(columns...)).template head<N>();
+  const std::size_t head = first_of(columns...).template head<N>();
   if (head < N && (columns.template aligned_at<N>(head, rows) && ...))
     launch_chunk_walk<N>(chunk_grid<N>{rows, cols, head < cols ? head : cols}, work, stream, what);
   else
