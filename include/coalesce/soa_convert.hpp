@@ -55,44 +55,56 @@ __device__ void gather_fields(T& element, const soa_view<const T>& soa, std::siz
   ((get_leaf<I>(tie_fields(element)) = soa.template column<I>()[index]), ...);
 }
 
-// Aligned16: the array of structs is 16-byte aligned (the launch checks). Either way every chunk
-// starts where the first does modulo 16 (a chunk is a multiple of 16 elements), so one staging
-// offset serves them all, and the copies move 16-byte words.
-template <class T, bool Aligned16>
-__global__ void __launch_bounds__(convert_threads) aos_to_soa_kernel(const T* aos, soa_view<T> soa) {
+// Calls body(first, count) for each chunk of the n elements that is this block's: one chunk per
+// block; the loop takes more only past 2^31 - 1 blocks' worth. Aligned16: the array of structs
+// is 16-byte aligned (the launch checks). Either way every chunk starts where the first does
+// modulo 16 (a chunk is a multiple of 16 elements), so one staging offset serves them all, and
+// the copies move 16-byte words; body gets the block's stage at that offset.
+template <class T, bool Aligned16, class Body>
+__device__ void for_each_block_chunk(const T* aos, std::size_t n, Body&& body) {
   __shared__ convert_staging<T> staging;
   constexpr unsigned chunk = convert_chunk<T>;
-  const std::size_t n = soa.size();
   unsigned char* stage = staging.bytes + (Aligned16 ? 0 : staging_offset(aos));
-  // One chunk per block; the loop takes more only past 2^31 - 1 blocks' worth.
-  for (std::size_t first = std::size_t(blockIdx.x) * chunk; first < n; first += std::size_t(gridDim.x) * chunk) {
-    const std::size_t count = n - first < chunk ? n - first : chunk;
-    const auto* global = reinterpret_cast<const unsigned char*>(aos + first);
-    block_copy<convert_threads, convert_staging<T>::chunk_bytes, Aligned16>(stage, global, count * sizeof(T));
+  for (std::size_t first = std::size_t(blockIdx.x) * chunk; first < n; first += std::size_t(gridDim.x) * chunk)
+    body(stage, first, n - first < chunk ? n - first : std::size_t(chunk));
+}
+
+template <class T, bool Aligned16>
+__global__ void __launch_bounds__(convert_threads) aos_to_soa_kernel(const T* aos, soa_view<T> soa) {
+  for_each_block_chunk<T, Aligned16>(aos, soa.size(), [&](unsigned char* stage, std::size_t first, std::size_t count) {
+    block_copy<convert_threads, convert_staging<T>::chunk_bytes, Aligned16>(
+        stage, reinterpret_cast<const unsigned char*>(aos + first), count * sizeof(T));
     __syncthreads();
     const T* elements = reinterpret_cast<const T*>(stage);
     for (unsigned e = threadIdx.x; e < count; e += blockDim.x)
       scatter_fields(elements[e], soa, first + e, std::make_index_sequence<field_count_v<T>>{});
-    __syncthreads();  // the next chunk overwrites the staging buffer
-  }
+    __syncthreads();  // the next chunk overwrites the stage
+  });
 }
 
 template <class T, bool Aligned16>
 __global__ void __launch_bounds__(convert_threads) soa_to_aos_kernel(soa_view<const T> soa, T* aos) {
-  __shared__ convert_staging<T> staging;
-  constexpr unsigned chunk = convert_chunk<T>;
-  const std::size_t n = soa.size();
-  unsigned char* stage = staging.bytes + (Aligned16 ? 0 : staging_offset(aos));
-  for (std::size_t first = std::size_t(blockIdx.x) * chunk; first < n; first += std::size_t(gridDim.x) * chunk) {
-    const std::size_t count = n - first < chunk ? n - first : chunk;
+  for_each_block_chunk<T, Aligned16>(static_cast<const T*>(aos), soa.size(),
+                                     [&](unsigned char* stage, std::size_t first, std::size_t count) {
     T* elements = reinterpret_cast<T*>(stage);
     for (unsigned e = threadIdx.x; e < count; e += blockDim.x)
       gather_fields(elements[e], soa, first + e, std::make_index_sequence<field_count_v<T>>{});
     __syncthreads();
-    auto* global = reinterpret_cast<unsigned char*>(aos + first);
-    block_copy<convert_threads, convert_staging<T>::chunk_bytes, Aligned16>(global, stage, count * sizeof(T));
-    __syncthreads();
-  }
+    block_copy<convert_threads, convert_staging<T>::chunk_bytes, Aligned16>(reinterpret_cast<unsigned char*>(aos + first),
+                                                                            stage, count * sizeof(T));
+    __syncthreads();  // the next chunk overwrites the stage
+  });
+}
+
+// Launches `aligned` (for an array of structs at a 16-byte-aligned address) or `unaligned`, one
+// chunk of `count` elements per block, and reports a failed launch as `what`.
+template <class T, class Kernel, class... Args>
+void launch_conversion(const T* aos, std::size_t count, Kernel aligned, Kernel unaligned, cudaStream_t stream,
+                       const char* what, const Args&... args) {
+  const unsigned grid = grid_for_all((count + convert_chunk<T> - 1) / convert_chunk<T>);
+  const Kernel kernel = reinterpret_cast<std::uintptr_t>(aos) % 16 == 0 ? aligned : unaligned;
+  kernel<<<grid, convert_threads, 0, stream>>>(args...);
+  throw_on_error(::cudaGetLastError(), what);
 }
 
 }  // namespace detail
@@ -102,24 +114,17 @@ __global__ void __launch_bounds__(convert_threads) soa_to_aos_kernel(soa_view<co
 template <class T>
 void copy_aos_to_soa(const T* aos, soa_view<T> soa, cudaStream_t stream = 0) {
   if (soa.empty()) return;
-  const unsigned grid = detail::grid_for_all((soa.size() + detail::convert_chunk<T> - 1) / detail::convert_chunk<T>);
-  if (reinterpret_cast<std::uintptr_t>(aos) % 16 == 0)
-    detail::aos_to_soa_kernel<T, true><<<grid, detail::convert_threads, 0, stream>>>(aos, soa);
-  else
-    detail::aos_to_soa_kernel<T, false><<<grid, detail::convert_threads, 0, stream>>>(aos, soa);
-  throw_on_error(::cudaGetLastError(), "coalesce::copy_aos_to_soa kernel launch");
+  detail::launch_conversion(aos, soa.size(), detail::aos_to_soa_kernel<T, true>, detail::aos_to_soa_kernel<T, false>,
+                            stream, "coalesce::copy_aos_to_soa kernel launch", aos, soa);
 }
 
 // aos[i] = soa[i] for i < soa.size(), on `stream`.
 template <class T>
 void copy_soa_to_aos(soa_view<const T> soa, T* aos, cudaStream_t stream = 0) {
   if (soa.empty()) return;
-  const unsigned grid = detail::grid_for_all((soa.size() + detail::convert_chunk<T> - 1) / detail::convert_chunk<T>);
-  if (reinterpret_cast<std::uintptr_t>(aos) % 16 == 0)
-    detail::soa_to_aos_kernel<T, true><<<grid, detail::convert_threads, 0, stream>>>(soa, aos);
-  else
-    detail::soa_to_aos_kernel<T, false><<<grid, detail::convert_threads, 0, stream>>>(soa, aos);
-  throw_on_error(::cudaGetLastError(), "coalesce::copy_soa_to_aos kernel launch");
+  detail::launch_conversion(static_cast<const T*>(aos), soa.size(), detail::soa_to_aos_kernel<T, true>,
+                            detail::soa_to_aos_kernel<T, false>, stream, "coalesce::copy_soa_to_aos kernel launch", soa,
+                            aos);
 }
 template <class T>
 void copy_soa_to_aos(soa_view<T> soa, T* aos, cudaStream_t stream = 0) {

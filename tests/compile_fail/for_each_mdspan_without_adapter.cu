@@ -1,4 +1,4 @@
-// expect: coalesce::for_each: to walk a cuda::std::mdspan, include <coalesce/view_adapter.hpp> \(or <coalesce/pitched_matrix.hpp>\), which adapts it
+// expect: coalesce: to pass a cuda::std::mdspan to for_each, transform or for_each_index, include <coalesce/view_adapter.hpp> \(or <coalesce/pitched_matrix.hpp>\), which adapts it
 #include <coalesce/algorithm.hpp>
 
 #include <cuda/std/mdspan>

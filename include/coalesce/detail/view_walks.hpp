@@ -300,6 +300,16 @@ template <class V>
 struct looks_like_mdspan<V, std::void_t<typename V::mapping_type, typename V::accessor_type, typename V::extents_type>>
     : std::true_type {};
 
+// The first check on the views an algorithm is handed.
+template <class... Views>
+constexpr bool mdspans_adapted() {
+  constexpr bool unadapted = (looks_like_mdspan<Views>::value || ...);
+  static_assert(!unadapted,
+                "coalesce: to pass a cuda::std::mdspan to for_each, transform or for_each_index, include "
+                "<coalesce/view_adapter.hpp> (or <coalesce/pitched_matrix.hpp>), which adapts it");
+  return !unadapted;
+}
+
 // The checks on the views handed to for_each and transform, in order: each failed one is the
 // only error the user reads (the algorithm's body is compiled only when all pass).
 template <class View>
@@ -325,14 +335,10 @@ constexpr bool for_each_view_ok_checked() {
 
 template <class View>
 constexpr bool for_each_view_ok() {
-  constexpr bool unadapted_mdspan = looks_like_mdspan<View>::value;
-  static_assert(!unadapted_mdspan,
-                "coalesce::for_each: to walk a cuda::std::mdspan, include <coalesce/view_adapter.hpp> (or "
-                "<coalesce/pitched_matrix.hpp>), which adapts it");
-  if constexpr (unadapted_mdspan) {
-    return false;
-  } else {
+  if constexpr (mdspans_adapted<View>()) {
     return for_each_view_ok_checked<View>();
+  } else {
+    return false;
   }
 }
 
@@ -352,14 +358,10 @@ constexpr bool for_each_index_view_ok_checked() {
 
 template <class View>
 constexpr bool for_each_index_view_ok() {
-  constexpr bool unadapted_mdspan = looks_like_mdspan<View>::value;
-  static_assert(!unadapted_mdspan,
-                "coalesce::for_each_index: to walk a cuda::std::mdspan, include <coalesce/view_adapter.hpp> (or "
-                "<coalesce/pitched_matrix.hpp>), which adapts it");
-  if constexpr (unadapted_mdspan) {
-    return false;
-  } else {
+  if constexpr (mdspans_adapted<View>()) {
     return for_each_index_view_ok_checked<View>();
+  } else {
+    return false;
   }
 }
 
@@ -389,14 +391,10 @@ constexpr bool transform_views_ok_checked() {
 
 template <class In, class Out>
 constexpr bool transform_views_ok() {
-  constexpr bool unadapted_mdspan = looks_like_mdspan<In>::value || looks_like_mdspan<Out>::value;
-  static_assert(!unadapted_mdspan,
-                "coalesce::transform: to walk a cuda::std::mdspan, include <coalesce/view_adapter.hpp> (or "
-                "<coalesce/pitched_matrix.hpp>), which adapts it");
-  if constexpr (unadapted_mdspan) {
-    return false;
-  } else {
+  if constexpr (mdspans_adapted<In, Out>()) {
     return transform_views_ok_checked<In, Out>();
+  } else {
+    return false;
   }
 }
 
