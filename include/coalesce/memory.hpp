@@ -13,6 +13,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#if !defined(__GNUC__) && !defined(__clang__)
+#  include <atomic>  // GCC and Clang: the pool's slots use the compiler's atomic builtins instead
+#endif
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -30,7 +33,7 @@ inline constexpr std::size_t allocation_alignment = 256;
 //   void* allocate(std::size_t bytes);                  // 256-byte aligned; throws on failure
 //   void deallocate(void* p, std::size_t bytes) noexcept;
 //   cudaStream_t stream() const noexcept;               // where the container orders its copies
-// The resources below are the defaults.
+// The defaults are host_resource and pool_resource (default_resource_t<Space>).
 
 // Aligned host memory from ::operator new; throws std::bad_alloc on failure.
 class host_resource {
@@ -46,7 +49,9 @@ class host_resource {
 
 // Stream-ordered device memory (cudaMallocAsync / cudaFreeAsync from the device's default pool)
 // on `stream`: allocation and release cost no device synchronization. Work on other streams must
-// be ordered after the allocation by the user, as with any stream-ordered allocation.
+// be ordered after the allocation by the user, as with any stream-ordered allocation. The
+// default pool returns its memory to the driver at every synchronization unless the program
+// raises its release threshold; pool_resource (the default) keeps it.
 class device_resource {
  public:
   using memory_space = device_space;
@@ -70,6 +75,175 @@ class device_resource {
 
  private:
   cudaStream_t stream_{};
+};
+
+namespace detail {
+
+// The current device, or -1 where there is none to ask (no driver, no GPU): resources record
+// their device when made, and a host-only program may make a device container it never fills.
+inline int current_device_or_none() noexcept {
+  int device = -1;
+  if (::cudaGetDevice(&device) != cudaSuccess) {
+    (void)::cudaGetLastError();
+    return -1;
+  }
+  return device;
+}
+
+inline constexpr int pooled_devices = 64;
+
+// Makes coalesce's pool on `device` (see device_pool).
+inline cudaMemPool_t make_device_pool(int device) {
+  cudaMemPoolProps props{};
+  props.allocType = cudaMemAllocationTypePinned;
+  props.handleTypes = cudaMemHandleTypeNone;
+  props.location.type = cudaMemLocationTypeDevice;
+  props.location.id = device;
+  cudaMemPool_t pool = nullptr;
+  throw_on_error(::cudaMemPoolCreate(&pool, &props), "cudaMemPoolCreate (coalesce's pool)");
+  std::uint64_t keep_everything = ~std::uint64_t(0);
+  const cudaError_t status = ::cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep_everything);
+  if (status != cudaSuccess) {
+    (void)::cudaMemPoolDestroy(pool);
+    throw_on_error(status, "cudaMemPoolSetAttribute(cudaMemPoolAttrReleaseThreshold)");
+  }
+  return pool;
+}
+
+// The slot of coalesce's pool on `device`, read and set atomically. GCC's and Clang's atomic
+// builtins rather than std::atomic: <atomic> alone costs an nvcc compile more than soa.hpp's own
+// code, and every unit that includes a container includes this.
+#if defined(__GNUC__) || defined(__clang__)
+inline cudaMemPool_t* pool_slots() {
+  static cudaMemPool_t slots[pooled_devices] = {};
+  return slots;
+}
+inline cudaMemPool_t pool_in_slot(int device) { return __atomic_load_n(&pool_slots()[device], __ATOMIC_ACQUIRE); }
+// Puts `pool` in the empty slot of `device` and returns it, or returns what another thread put
+// there first.
+inline cudaMemPool_t claim_pool_slot(int device, cudaMemPool_t pool) {
+  cudaMemPool_t expected = nullptr;
+  if (__atomic_compare_exchange_n(&pool_slots()[device], &expected, pool, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+    return pool;
+  return expected;
+}
+#else
+inline std::atomic<cudaMemPool_t>* pool_slots() {
+  static std::atomic<cudaMemPool_t> slots[pooled_devices];
+  return slots;
+}
+inline cudaMemPool_t pool_in_slot(int device) { return pool_slots()[device].load(std::memory_order_acquire); }
+inline cudaMemPool_t claim_pool_slot(int device, cudaMemPool_t pool) {
+  cudaMemPool_t expected = nullptr;
+  return pool_slots()[device].compare_exchange_strong(expected, pool, std::memory_order_acq_rel) ? pool : expected;
+}
+#endif
+
+// coalesce's own memory pool on `device`, made on first use and kept for the life of the process.
+// Its release threshold is everything, so memory a container frees stays in the pool for the
+// next one, where the device's default pool hands it back to the driver at every synchronization
+// (tests/device/memory.cu measures both). The process's default pool is left as the program set
+// it; trim_pool gives the memory back.
+inline cudaMemPool_t device_pool(int device) {
+  if (device < 0 || device >= pooled_devices)
+    throw std::out_of_range("coalesce: device " + std::to_string(device) + " has no memory pool (devices 0 to " +
+                            std::to_string(pooled_devices - 1) + " do)");
+  if (const cudaMemPool_t pool = pool_in_slot(device)) return pool;
+  const cudaMemPool_t made = make_device_pool(device);
+  const cudaMemPool_t kept = claim_pool_slot(device, made);
+  if (kept != made) (void)::cudaMemPoolDestroy(made);  // another thread made one first
+  return kept;
+}
+
+}  // namespace detail
+
+// Stream-ordered device memory from coalesce's own pool on the device that was current when the
+// resource was made (see detail::device_pool): freeing and allocating again, as temporaries do,
+// costs no trip to the driver and no synchronization. The default for device containers.
+class pool_resource {
+ public:
+  using memory_space = device_space;
+
+  pool_resource() noexcept : device_(detail::current_device_or_none()) {}
+  explicit pool_resource(cudaStream_t stream) noexcept : device_(detail::current_device_or_none()), stream_(stream) {}
+
+  void* allocate(std::size_t bytes) {
+    if (device_ < 0) throw_on_error(::cudaGetDevice(&device_), "coalesce::pool_resource: cudaGetDevice");
+    void* p = nullptr;
+    const cudaError_t status = ::cudaMallocFromPoolAsync(&p, bytes, detail::device_pool(device_), stream_);
+    if (status != cudaSuccess) {
+      (void)::cudaGetLastError();  // not left for the user's next launch check
+      throw cuda_error(status, "cudaMallocFromPoolAsync of " + std::to_string(bytes) + " bytes from coalesce's pool on device " +
+                                   std::to_string(device_));
+    }
+    return p;
+  }
+  void deallocate(void* p, std::size_t /*bytes*/) noexcept { (void)::cudaFreeAsync(p, stream_); }
+  cudaStream_t stream() const noexcept { return stream_; }
+  // The device the memory is on (-1 until the first allocation where none was current).
+  int device() const noexcept { return device_; }
+
+ private:
+  int device_ = -1;
+  cudaStream_t stream_{};
+};
+
+// Gives what coalesce's pool on `device` holds beyond `keep_bytes`, and is not in use, back to the
+// driver (cudaMemPoolTrimTo). Memory still allocated, or freed on a stream that has not reached
+// the free, stays.
+inline void trim_pool(int device, std::size_t keep_bytes = 0) {
+  throw_on_error(::cudaMemPoolTrimTo(detail::device_pool(device), keep_bytes), "cudaMemPoolTrimTo");
+}
+// The same on the current device.
+inline void trim_pool(std::size_t keep_bytes = 0) {
+  int device = 0;
+  throw_on_error(::cudaGetDevice(&device), "cudaGetDevice");
+  trim_pool(device, keep_bytes);
+}
+// The bytes coalesce's pool on `device` holds from the driver, in use or not.
+inline std::size_t pool_reserved_bytes(int device) {
+  std::uint64_t bytes = 0;
+  throw_on_error(::cudaMemPoolGetAttribute(detail::device_pool(device), cudaMemPoolAttrReservedMemCurrent, &bytes),
+                 "cudaMemPoolGetAttribute(cudaMemPoolAttrReservedMemCurrent)");
+  return std::size_t(bytes);
+}
+
+// Page-locked host memory (cudaMallocHost): host containers whose copies to and from the device
+// run at full PCIe / NVLink speed, and that a kernel can read where the system maps it.
+class pinned_resource {
+ public:
+  using memory_space = host_space;
+
+  void* allocate(std::size_t bytes) {
+    void* p = nullptr;
+    const cudaError_t status = ::cudaMallocHost(&p, bytes);
+    if (status != cudaSuccess) {
+      (void)::cudaGetLastError();
+      throw cuda_error(status, "cudaMallocHost of " + std::to_string(bytes) + " bytes");
+    }
+    return p;
+  }
+  void deallocate(void* p, std::size_t /*bytes*/) noexcept { (void)::cudaFreeHost(p); }
+  cudaStream_t stream() const noexcept { return cudaStream_t{}; }
+};
+
+// Managed memory (cudaMallocManaged), migrated on demand: device containers whose bytes host code
+// may also touch (through the raw pointers; the views stay device views).
+class managed_resource {
+ public:
+  using memory_space = device_space;
+
+  void* allocate(std::size_t bytes) {
+    void* p = nullptr;
+    const cudaError_t status = ::cudaMallocManaged(&p, bytes);
+    if (status != cudaSuccess) {
+      (void)::cudaGetLastError();
+      throw cuda_error(status, "cudaMallocManaged of " + std::to_string(bytes) + " bytes");
+    }
+    return p;
+  }
+  void deallocate(void* p, std::size_t /*bytes*/) noexcept { (void)::cudaFree(p); }
+  cudaStream_t stream() const noexcept { return cudaStream_t{}; }
 };
 
 // Device memory from cudaMalloc / cudaFree, for code that mixes coalesce containers with
@@ -99,7 +273,7 @@ struct default_resource<host_space> {
 };
 template <>
 struct default_resource<device_space> {
-  using type = device_resource;
+  using type = pool_resource;
 };
 template <class Space>
 using default_resource_t = typename default_resource<Space>::type;
