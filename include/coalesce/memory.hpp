@@ -33,7 +33,7 @@ inline constexpr std::size_t allocation_alignment = 256;
 //   void* allocate(std::size_t bytes);                  // 256-byte aligned; throws on failure
 //   void deallocate(void* p, std::size_t bytes) noexcept;
 //   cudaStream_t stream() const noexcept;               // where the container orders its copies
-// The defaults are host_resource and pool_resource (default_resource_t<Space>).
+// The defaults are host_resource and device_resource (default_resource_t<Space>).
 
 // Aligned host memory from ::operator new; throws std::bad_alloc on failure.
 class host_resource {
@@ -141,9 +141,12 @@ inline cudaMemPool_t claim_pool_slot(int device, cudaMemPool_t pool) {
 
 // coalesce's own memory pool on `device`, made on first use and kept for the life of the process.
 // Its release threshold is everything, so memory a container frees stays in the pool for the
-// next one, where the device's default pool hands it back to the driver at every synchronization
-// (tests/device/memory.cu measures both). The process's default pool is left as the program set
-// it; trim_pool gives the memory back.
+// next one, where the device's default pool hands it back to the driver at every synchronization.
+// Measured on an NVIDIA H200, CUDA 13.0 (tests/device/memory.cu), a construct + destroy +
+// synchronize cycle of a 768 MiB soa_vector: 4.6 us from this pool, 2439 us from the default
+// pool, 733 us with cudaMalloc / cudaFree; to_soa of 32 M particles with its allocation: 0.960 of
+// cudaMemcpy from this pool, 0.269 from the default pool. The process's default pool is left as
+// the program set it; trim_pool gives the memory back.
 inline cudaMemPool_t device_pool(int device) {
   if (device < 0 || device >= pooled_devices)
     throw std::out_of_range("coalesce: device " + std::to_string(device) + " has no memory pool (devices 0 to " +
@@ -159,7 +162,8 @@ inline cudaMemPool_t device_pool(int device) {
 
 // Stream-ordered device memory from coalesce's own pool on the device that was current when the
 // resource was made (see detail::device_pool): freeing and allocating again, as temporaries do,
-// costs no trip to the driver and no synchronization. The default for device containers.
+// costs no trip to the driver and no synchronization. Not yet the default for device containers
+// (device_resource is): the switch waits for a full benchmark run with it.
 class pool_resource {
  public:
   using memory_space = device_space;
@@ -273,7 +277,7 @@ struct default_resource<host_space> {
 };
 template <>
 struct default_resource<device_space> {
-  using type = pool_resource;
+  using type = device_resource;
 };
 template <class Space>
 using default_resource_t = typename default_resource<Space>::type;

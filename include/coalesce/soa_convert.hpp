@@ -132,7 +132,7 @@ void copy_soa_to_aos(soa_view<T> soa, T* aos, cudaStream_t stream = 0) {
 }
 
 // A device soa_vector holding the `count` structs at device address `aos`.
-template <class T, class Resource = default_resource_t<device_space>>
+template <class T, class Resource = device_resource>
 soa_vector<T, device_space, Resource> to_soa(const T* aos, std::size_t count, const Resource& resource = Resource()) {
   soa_vector<T, device_space, Resource> soa(resource);
   soa.resize_for_overwrite(count);

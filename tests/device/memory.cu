@@ -1,6 +1,5 @@
-// coalesce's memory resources on the device: the pool that device containers use by default keeps
-// what a container frees (and trim_pool gives it back), leaves the process's default pool alone,
-// and records its device; pinned and managed resources hold containers that work. Measured: what
+// coalesce's memory resources on the device: pool_resource's pool keeps what a container frees
+// (and trim_pool gives it back), leaves the process's default pool alone, and records its device; pinned and managed resources hold containers that work. Measured: what
 // a temporary costs (a construct-and-destroy cycle of a 768 MiB container against one pass over
 // it) and to_soa with its allocation as a share of a same-size cudaMemcpy, against the device's
 // default pool and cudaMalloc in the same process.
@@ -60,15 +59,14 @@ double cycle_microseconds(std::size_t count, int cycles) {
 
 }  // namespace
 
-TEST_CASE("device containers allocate from coalesce's pool, which keeps what they free until trim_pool") {
+TEST_CASE("containers on pool_resource allocate from coalesce's pool, which keeps what they free until trim_pool") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   int device = 0;
   COALESCE_CUDA_CHECK(cudaGetDevice(&device));
-  static_assert(std::is_same_v<coalesce::default_resource_t<coalesce::device_space>, coalesce::pool_resource>);
   const std::uint64_t threshold_before = default_pool_threshold(device);
   const std::size_t n = ct::under_sanitizer() ? std::size_t(1) << 16 : std::size_t(1) << 25;  // 768 MiB of Particles
   {
-    coalesce::soa_vector<Particle> temporary(random_particles(1000));
+    coalesce::soa_vector<Particle, coalesce::device_space, coalesce::pool_resource> temporary(random_particles(1000));
     CHECK(temporary.resource().device() == device);
     temporary.resize_for_overwrite(n);
   }
@@ -114,7 +112,7 @@ TEST_CASE("a temporary from coalesce's pool costs microseconds, and to_soa with 
   const Particle* structs = aos.data();
   // Launch everything once, for the sanitizers.
   coalesce::for_each(columns.view(), drift{});
-  { auto converted = coalesce::to_soa(structs, n); }
+  { auto converted = coalesce::to_soa(structs, n, coalesce::pool_resource()); }
   { auto converted = coalesce::to_soa(structs, n, coalesce::device_resource()); }
   ct::check_sync("to_soa");
   COALESCE_REQUIRE_TIMING();
@@ -134,7 +132,8 @@ TEST_CASE("a temporary from coalesce's pool costs microseconds, and to_soa with 
   CHECK(pooled < default_pool);
   CHECK(pooled < malloc_free);
 
-  const auto with_pool = meter.measure([&](cudaStream_t) { auto converted = coalesce::to_soa(structs, n); }, 48.0 * double(n));
+  const auto with_pool = meter.measure(
+      [&](cudaStream_t) { auto converted = coalesce::to_soa(structs, n, coalesce::pool_resource()); }, 48.0 * double(n));
   const auto with_default_pool = meter.measure(
       [&](cudaStream_t) { auto converted = coalesce::to_soa(structs, n, coalesce::device_resource()); }, 48.0 * double(n));
   const auto into_existing = meter.measure(
