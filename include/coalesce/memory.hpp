@@ -35,6 +35,21 @@ inline constexpr std::size_t allocation_alignment = 256;
 //   cudaStream_t stream() const noexcept;               // where the container orders its copies
 // The defaults are host_resource and device_resource (default_resource_t<Space>).
 
+namespace detail {
+
+// `p`, which an allocation call that returned `status` wrote, or a cuda_error saying "`what` of
+// `bytes` bytes". The runtime also records a failure as the thread's last error; it is cleared,
+// so that the user's next cudaGetLastError() after a launch does not report this allocation.
+inline void* allocated_or_throw(cudaError_t status, void* p, const std::string& what, std::size_t bytes) {
+  if (status != cudaSuccess) {
+    (void)::cudaGetLastError();
+    throw cuda_error(status, what + " of " + std::to_string(bytes) + " bytes");
+  }
+  return p;
+}
+
+}  // namespace detail
+
 // Aligned host memory from ::operator new; throws std::bad_alloc on failure.
 class host_resource {
  public:
@@ -62,13 +77,7 @@ class device_resource {
   void* allocate(std::size_t bytes) {
     void* p = nullptr;
     const cudaError_t status = ::cudaMallocAsync(&p, bytes, stream_);
-    if (status != cudaSuccess) {
-      // The runtime also records the failure as the thread's last error; clear it, so the
-      // user's next cudaGetLastError() after a launch does not report this allocation.
-      (void)::cudaGetLastError();
-      throw cuda_error(status, "cudaMallocAsync of " + std::to_string(bytes) + " bytes");
-    }
-    return p;
+    return detail::allocated_or_throw(status, p, "cudaMallocAsync", bytes);
   }
   void deallocate(void* p, std::size_t /*bytes*/) noexcept { (void)::cudaFreeAsync(p, stream_); }
   cudaStream_t stream() const noexcept { return stream_; }
@@ -175,12 +184,8 @@ class pool_resource {
     if (device_ < 0) throw_on_error(::cudaGetDevice(&device_), "coalesce::pool_resource: cudaGetDevice");
     void* p = nullptr;
     const cudaError_t status = ::cudaMallocFromPoolAsync(&p, bytes, detail::device_pool(device_), stream_);
-    if (status != cudaSuccess) {
-      (void)::cudaGetLastError();  // not left for the user's next launch check
-      throw cuda_error(status, "cudaMallocFromPoolAsync of " + std::to_string(bytes) + " bytes from coalesce's pool on device " +
-                                   std::to_string(device_));
-    }
-    return p;
+    return detail::allocated_or_throw(status, p, "cudaMallocFromPoolAsync (coalesce's pool on device " + std::to_string(device_) + ")",
+                                      bytes);
   }
   void deallocate(void* p, std::size_t /*bytes*/) noexcept { (void)::cudaFreeAsync(p, stream_); }
   cudaStream_t stream() const noexcept { return stream_; }
@@ -221,11 +226,7 @@ class pinned_resource {
   void* allocate(std::size_t bytes) {
     void* p = nullptr;
     const cudaError_t status = ::cudaMallocHost(&p, bytes);
-    if (status != cudaSuccess) {
-      (void)::cudaGetLastError();
-      throw cuda_error(status, "cudaMallocHost of " + std::to_string(bytes) + " bytes");
-    }
-    return p;
+    return detail::allocated_or_throw(status, p, "cudaMallocHost", bytes);
   }
   void deallocate(void* p, std::size_t /*bytes*/) noexcept { (void)::cudaFreeHost(p); }
   cudaStream_t stream() const noexcept { return cudaStream_t{}; }
@@ -240,11 +241,7 @@ class managed_resource {
   void* allocate(std::size_t bytes) {
     void* p = nullptr;
     const cudaError_t status = ::cudaMallocManaged(&p, bytes);
-    if (status != cudaSuccess) {
-      (void)::cudaGetLastError();
-      throw cuda_error(status, "cudaMallocManaged of " + std::to_string(bytes) + " bytes");
-    }
-    return p;
+    return detail::allocated_or_throw(status, p, "cudaMallocManaged", bytes);
   }
   void deallocate(void* p, std::size_t /*bytes*/) noexcept { (void)::cudaFree(p); }
   cudaStream_t stream() const noexcept { return cudaStream_t{}; }
@@ -259,11 +256,7 @@ class device_synchronous_resource {
   void* allocate(std::size_t bytes) {
     void* p = nullptr;
     const cudaError_t status = ::cudaMalloc(&p, bytes);
-    if (status != cudaSuccess) {
-      (void)::cudaGetLastError();
-      throw cuda_error(status, "cudaMalloc of " + std::to_string(bytes) + " bytes");
-    }
-    return p;
+    return detail::allocated_or_throw(status, p, "cudaMalloc", bytes);
   }
   void deallocate(void* p, std::size_t /*bytes*/) noexcept { (void)::cudaFree(p); }
   cudaStream_t stream() const noexcept { return cudaStream_t{}; }
