@@ -90,10 +90,10 @@ struct soa_reference_tag {};
 // coalesce::detail::no_COALESCE_FIELDS_for<Particle> has no member x".
 template <class T>
 class no_COALESCE_FIELDS_for : public soa_reference_tag {
-  using value_type = std::remove_const_t<T>;
   using references = decltype(tie_fields(std::declval<T&>()));
 
  public:
+  using value_type = std::remove_const_t<T>;
   COALESCE_HOST_DEVICE explicit no_COALESCE_FIELDS_for(const references& refs) : refs_(refs) {}
 
   template <std::size_t I>
@@ -118,6 +118,13 @@ class no_COALESCE_FIELDS_for : public soa_reference_tag {
     return *this;
   }
   no_COALESCE_FIELDS_for(const no_COALESCE_FIELDS_for&) = default;
+  // Exchanges the elements two proxies refer to (what std::iter_swap and std::sort call).
+  template <class U = T, std::enable_if_t<!std::is_const_v<U>, int> = 0>
+  COALESCE_HOST_DEVICE friend void swap(const no_COALESCE_FIELDS_for& a, const no_COALESCE_FIELDS_for& b) {
+    const value_type held = a;
+    a = b;
+    b = held;
+  }
 
  private:
   references refs_;
@@ -140,6 +147,14 @@ struct named_soa_reference : soa_reference_tag {
   }
   COALESCE_HOST_DEVICE void assign(const value_type& v) const {
     tie_fields(static_cast<const Derived&>(*this), field_count_constant<fields>{}).assign_from(tie_fields(v));
+  }
+  // Exchanges the elements two proxies refer to (what std::iter_swap and std::sort call; found by
+  // argument-dependent lookup through the proxy's base).
+  template <class D = Derived, std::enable_if_t<!std::is_const_v<Q> && std::is_same_v<D, Derived>, int> = 0>
+  COALESCE_HOST_DEVICE friend void swap(const D& a, const D& b) {
+    const value_type held = a;
+    a.assign(b);
+    b.assign(held);
   }
 };
 
@@ -187,6 +202,18 @@ COALESCE_HOST_DEVICE constexpr decltype(auto) get(Ref&& element) {
     return element.template get<I>();
   } else {
     return detail::get_leaf<I>(detail::tie_fields(element));
+  }
+}
+
+// The element a proxy refers to, as a value of its own: `auto t = view[i]` is another proxy (a
+// reference, as with std::vector<bool> or C++23's std::views::zip), and writing through it writes
+// the columns; `auto t = coalesce::value(view[i])` is a T. For anything else, a copy.
+template <class Ref>
+COALESCE_HOST_DEVICE constexpr auto value(const Ref& element) {
+  if constexpr (std::is_base_of_v<detail::soa_reference_tag, Ref>) {
+    return static_cast<typename Ref::value_type>(element);
+  } else {
+    return element;
   }
 }
 

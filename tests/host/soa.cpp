@@ -97,6 +97,12 @@ std::vector<Particle> some_particles(std::size_t n) {
   return v;
 }
 
+bool same_elements(const std::vector<Particle>& a, const std::vector<Particle>& b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](const Particle& p, const Particle& q) {
+           return p.x == q.x && p.y == q.y && p.z == q.z && p.vx == q.vx && p.vy == q.vy && p.vz == q.vz;
+         });
+}
+
 }  // namespace
 
 TEST_CASE("fields of a plain aggregate are found without a macro") {
@@ -249,6 +255,63 @@ TEST_CASE("iterators walk the elements with standard algorithms") {
   std::vector<float> xs(100);
   std::transform(view.begin(), view.end(), xs.begin(), [](const Particle& p) { return p.x; });
   REQUIRE(xs[99] == 99.0f);
+}
+
+TEST_CASE("proxies swap, and standard algorithms sort, reverse and rotate through them") {
+  auto particles = some_particles(200);
+  std::reverse(particles.begin(), particles.end());
+  std::rotate(particles.begin(), particles.begin() + 37, particles.end());
+  host_soa<Particle> v(particles);
+  auto view = v.view();
+
+  // swap and std::iter_swap exchange whole elements, every column.
+  swap(view[0], view[1]);
+  std::swap(particles[0], particles[1]);
+  std::iter_swap(view.begin() + 5, view.begin() + 150);
+  std::iter_swap(particles.begin() + 5, particles.begin() + 150);
+  REQUIRE(same_elements(v.to_vector(), particles));
+
+  // std::sort moves values out (value_type), proxies into proxies, and swaps through them.
+  const auto by_x = [](const auto& a, const auto& b) { return a.x < b.x; };
+  std::sort(view.begin(), view.end(), by_x);
+  std::sort(particles.begin(), particles.end(), by_x);
+  REQUIRE(same_elements(v.to_vector(), particles));
+  REQUIRE(std::is_sorted(view.begin(), view.end(), by_x));
+  std::stable_sort(view.begin(), view.end(), [](const auto& a, const auto& b) { return a.vx > b.vx; });
+  REQUIRE(std::is_sorted(view.begin(), view.end(), [](const auto& a, const auto& b) { return a.vx > b.vx; }));
+  std::reverse(view.begin(), view.end());
+  REQUIRE(std::is_sorted(view.begin(), view.end(), [](const auto& a, const auto& b) { return a.vx < b.vx; }));
+
+  // Without COALESCE_FIELDS, through get<I>: the positional proxy swaps too.
+  host_soa<Mixed> mixed(std::vector<Mixed>{{1.0, 1, 1.5f, 10}, {2.0, 2, 2.5f, 20}, {3.0, 3, 3.5f, 30}});
+  auto m = mixed.view();
+  swap(m[0], m[2]);
+  REQUIRE(coalesce::get<3>(m[0]) == 30);
+  REQUIRE(coalesce::get<3>(m[2]) == 10);
+  std::sort(m.begin(), m.end(), [](const auto& l, const auto& r) { return coalesce::get<0>(l) < coalesce::get<0>(r); });
+  REQUIRE(coalesce::get<3>(m[0]) == 10);
+  REQUIRE(coalesce::get<2>(m[1]) == 2.5f);
+  REQUIRE(coalesce::get<3>(m[2]) == 30);
+}
+
+TEST_CASE("auto copies a proxy, which still writes the columns; coalesce::value copies the element") {
+  host_soa<Particle> v(some_particles(3));
+  auto view = v.view();
+  auto alias = view[1];  // a proxy: a reference to element 1
+  alias.x = 500.0f;
+  REQUIRE(view[1].x == 500.0f);
+  auto copy = coalesce::value(view[2]);  // a Particle
+  static_assert(std::is_same_v<decltype(copy), Particle>);
+  copy.x = 600.0f;
+  REQUIRE(view[2].x != 600.0f);
+  const Particle plain = coalesce::value(copy);  // anything else: a copy
+  REQUIRE(plain.x == 600.0f);
+  // The documented swap of two elements through values.
+  const Particle first = coalesce::value(view[0]);
+  view[0] = view[1];
+  view[1] = first;
+  REQUIRE(view[0].x == 500.0f);
+  REQUIRE(view[1].x == first.x);
 }
 
 TEST_CASE("assign between vectors of different sizes says so and changes nothing") {
