@@ -10,7 +10,6 @@
 #include <coalesce/config.hpp>
 
 #include <cstddef>
-#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -42,11 +41,16 @@ struct ref_tuple_base<std::index_sequence<I...>, R...> : ref_leaf<I, R>... {
   }
 };
 
+// The one base of a ref_tuple with index I, found by deduction (declared only): the I-th type of
+// a pack without std::tuple, whose header a unit that includes soa.hpp would pay for.
+template <std::size_t I, class R>
+ref_leaf<I, R> leaf_type_of(const ref_leaf<I, R>&);
+
 // References R... (each an lvalue reference type), with get_leaf<I> and element-wise assignment.
 template <class... R>
 struct ref_tuple : ref_tuple_base<std::index_sequence_for<R...>, R...> {
   template <std::size_t I>
-  using leaf = ref_leaf<I, std::tuple_element_t<I, std::tuple<R...>>>;
+  using leaf = decltype(leaf_type_of<I>(std::declval<const ref_tuple&>()));
   using ref_tuple_base<std::index_sequence_for<R...>, R...>::ref_tuple_base;
 };
 
