@@ -14,6 +14,7 @@
 #include "targets.hpp"
 
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
 namespace ct = coalesce::testing;
@@ -54,6 +55,74 @@ TEST_CASE("a 12-byte field beside float columns: every head and tail exact") {
     }
   }
 }
+
+namespace odd_chunks {
+struct Double3 {
+  double x, y, z;
+};
+struct Five {
+  float a, b, c, d, e;
+};
+// A 24-byte column makes N = 1 (24-byte chunks); without it, the 20-byte column makes N = 2
+// (40-byte chunks). Neither chunk is whole 16-byte words: they are read directly, not staged.
+struct Wide {
+  Double3 p;
+  Five q;
+  float w;
+};
+COALESCE_FIELDS(Wide, p, q, w);
+struct Narrow {
+  Five q;
+  float w;
+};
+COALESCE_FIELDS(Narrow, q, w);
+
+struct update_wide {
+  template <class E>
+  __host__ __device__ void operator()(E&& e) const {
+    e.p.z += double(e.w);
+    e.q.e -= e.w;
+  }
+};
+struct update_narrow {
+  template <class E>
+  __host__ __device__ void operator()(E&& e) const {
+    e.q.a += e.w;
+    e.q.e -= e.w;
+  }
+};
+
+// Runs `f` through for_each on the columns of `initial` and compares every byte with f on the host.
+template <class T, class F>
+bool exact_after_for_each(const std::vector<T>& initial, F f) {
+  coalesce::soa_vector<T> v(initial);
+  coalesce::for_each(v.view(), f);
+  const auto got = v.to_vector();
+  for (std::size_t i = 0; i < initial.size(); ++i) {
+    T expected = initial[i];
+    f(expected);
+    if (std::memcmp(&got[i], &expected, sizeof(T)) != 0) return false;
+  }
+  return true;
+}
+}  // namespace odd_chunks
+
+TEST_CASE("columns whose chunks are not whole 16-byte words (24- and 40-byte chunks) are exact") {
+  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
+  using namespace odd_chunks;
+  const std::size_t n = 10007;
+  const auto r = ct::random_values<float>(9 * n);
+  std::vector<Wide> wide(n);
+  std::vector<Narrow> narrow(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const float* x = &r[9 * i];
+    wide[i] = {{x[0], x[1], x[2]}, {x[3], x[4], x[5], x[6], x[7]}, x[8]};
+    narrow[i] = {{x[3], x[4], x[5], x[6], x[7]}, x[8]};
+  }
+  CHECK(exact_after_for_each(wide, update_wide{}));
+  CHECK(exact_after_for_each(narrow, update_narrow{}));
+}
+
 
 TEST_CASE("a 12-byte field beside float columns moves in consecutive 16-byte words, DRAM bytes ideal, within 5% of seven float columns") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);

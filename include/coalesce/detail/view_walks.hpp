@@ -47,12 +47,14 @@ struct soa_columns {
   // of the same update over float columns that way, with DRAM bytes at the ideal. So such
   // columns are staged through shared memory a warp at a time: the warp's chunks are one
   // contiguous span of the column, which its lanes copy with consecutive 16-byte words, and each
-  // lane then reads its chunk there (16-byte accesses 48 bytes apart: no bank conflict). Up to
-  // 40 KiB of staging per block; a struct with more such columns reads them directly.
+  // lane then reads its chunk there (16-byte accesses 48 bytes apart: no bank conflict). Only
+  // chunks of whole 16-byte words are staged (a 24-byte double3 alone, or two 20-byte values, are
+  // read directly, in the widest access their alignment allows). Up to 40 KiB of staging per
+  // block; a struct with more such columns reads them directly.
   template <unsigned N, std::size_t I>
   using chunk_of = vector_chunk<field_type_t<value_type, I>, N>;
   template <unsigned N, std::size_t I>
-  static constexpr bool multi_access = sizeof(chunk_of<N, I>) > 16;
+  static constexpr bool multi_access = sizeof(chunk_of<N, I>) > 16 && sizeof(chunk_of<N, I>) % 16 == 0;
   template <unsigned N, std::size_t... I>
   static constexpr std::size_t staging_bytes(std::index_sequence<I...>) {
     return ((multi_access<N, I> ? sizeof(chunk_of<N, I>) : std::size_t(0)) + ... + std::size_t(0)) * chunk_walk_threads;
