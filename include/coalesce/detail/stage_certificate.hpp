@@ -29,7 +29,10 @@ struct stage_certificate {
   }
   static constexpr unsigned worst_word() {
     unsigned w = 0;
-    for (std::size_t j = 0; j < words; ++j) w = stage::wavefronts(element_word(j)) > w ? stage::wavefronts(element_word(j)) : w;
+    for (std::size_t j = 0; j < words; ++j) {
+      const unsigned here = stage::wavefronts(element_word(j));
+      w = here > w ? here : w;
+    }
     return w;
   }
   // Wavefronts of one warp instruction reading (or writing) a word of each lane's element, and
