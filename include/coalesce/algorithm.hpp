@@ -71,12 +71,13 @@ void launch_row_walk(pitched_view<T, device_space> view, F f, row_walk shape, cu
                      const char* what = "coalesce::for_each_index") {
   if (view.empty()) return;
   require_device_memory(view.data(), what);
+  throw_if_earlier_error(what);
   if (shape.threads_along_row == 0 || shape.rows_per_block == 0 || std::size_t(shape.threads_along_row) * shape.rows_per_block > 1024)
     throw std::invalid_argument("coalesce::for_each_index: a row_walk needs 1 to 1024 threads per block");
   const dim3 block(shape.threads_along_row, shape.rows_per_block);
   const unsigned grid = one_wave_grid<walk_rows_kernel<T, F>>(block.x * block.y, (view.rows() + block.y - 1) / block.y);
   walk_rows_kernel<T, F><<<grid, block, 0, stream>>>(view, f);
-  throw_on_error(::cudaGetLastError(), "coalesce::for_each_index kernel launch");
+  throw_if_launch_failed("coalesce::for_each_index kernel launch");
 }
 
 // for_each over one contiguous run of device memory (a span, or a pointer and a size).

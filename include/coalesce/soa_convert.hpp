@@ -101,10 +101,11 @@ __global__ void __launch_bounds__(convert_threads) soa_to_aos_kernel(soa_view<co
 template <class T, class Kernel, class... Args>
 void launch_conversion(const T* aos, std::size_t count, Kernel aligned, Kernel unaligned, cudaStream_t stream,
                        const char* what, const Args&... args) {
+  throw_if_earlier_error(what);
   const unsigned grid = grid_for_all((count + convert_chunk<T> - 1) / convert_chunk<T>);
   const Kernel kernel = reinterpret_cast<std::uintptr_t>(aos) % 16 == 0 ? aligned : unaligned;
   kernel<<<grid, convert_threads, 0, stream>>>(args...);
-  throw_on_error(::cudaGetLastError(), what);
+  throw_if_launch_failed(what);
 }
 
 }  // namespace detail
@@ -132,7 +133,7 @@ void copy_soa_to_aos(soa_view<T> soa, T* aos, cudaStream_t stream = 0) {
 }
 
 // A device soa_vector holding the `count` structs at device address `aos`.
-template <class T, class Resource = device_resource>
+template <class T, class Resource = default_resource_t<device_space>>
 soa_vector<T, device_space, Resource> to_soa(const T* aos, std::size_t count, const Resource& resource = Resource()) {
   soa_vector<T, device_space, Resource> soa(resource);
   soa.resize_for_overwrite(count);

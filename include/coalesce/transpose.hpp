@@ -127,17 +127,19 @@ __global__ void __launch_bounds__(512) transpose_pairs_kernel(pitched_view<const
 
 template <class T, std::size_t Tile, unsigned BlockRows, unsigned Batch, bool Vectorize>
 void launch_transpose(pitched_view<const T> in, pitched_view<T> out, cudaStream_t stream) {
+  throw_if_earlier_error("coalesce::transpose kernel launch");
   const dim3 grid = strided_grid_2d((in.cols() + Tile - 1) / Tile, (in.rows() + Tile - 1) / Tile);
   transpose_kernel<T, Tile, BlockRows, Batch, Vectorize><<<grid, dim3(32, BlockRows), 0, stream>>>(in, out);
-  throw_on_error(::cudaGetLastError(), "coalesce::transpose kernel launch");
+  throw_if_launch_failed("coalesce::transpose kernel launch");
 }
 
 template <class T>
 void launch_transpose_pairs(pitched_view<const T> in, pitched_view<T> out, cudaStream_t stream) {
+  throw_if_earlier_error("coalesce::transpose kernel launch");
   constexpr std::size_t tile = 64;
   const dim3 grid = strided_grid_2d((in.cols() + tile - 1) / tile, (in.rows() + tile - 1) / tile);
   transpose_pairs_kernel<T><<<grid, dim3(32, 16), 0, stream>>>(in, out);
-  throw_on_error(::cudaGetLastError(), "coalesce::transpose kernel launch");
+  throw_if_launch_failed("coalesce::transpose kernel launch");
 }
 
 }  // namespace detail

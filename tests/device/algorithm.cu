@@ -8,7 +8,9 @@
 #include <coalesce/detail/stage_certificate.hpp>
 #include <coalesce/pitched_matrix.hpp>
 #include <coalesce/soa.hpp>
+#include <coalesce/soa_convert.hpp>
 #include <coalesce/testing/testing.hpp>
+#include <coalesce/transpose.hpp>
 
 #include <cub/device/device_transform.cuh>
 #include <cuda/std/mdspan>
@@ -24,6 +26,9 @@
 #include <cstring>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace ct = coalesce::testing;
@@ -554,5 +559,41 @@ TEST_CASE("the occupancy a launch asks for is cached per kernel, device and bloc
     COALESCE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     CHECK(coalesce::detail::one_wave_grid<coalesce_test::occupancy_probe>(threads, std::size_t(1) << 40) == unsigned(sms * expected));
     CHECK(coalesce::detail::one_wave_grid<coalesce_test::occupancy_probe>(threads, 3) == 3u);
+  }
+}
+
+// A launch that fails at once (1025 threads per block) leaves an error that nobody collected.
+__global__ void coalesce_test_never_runs() {}
+
+// [no-sanitizer]: memcheck reports the deliberate bad launch configuration as an API error.
+TEST_CASE("an error an earlier CUDA call left uncollected is reported as earlier, not as coalesce's, and stays for the user", "[no-sanitizer]") {
+  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
+  coalesce::soa_vector<Particle> particles(random_particles(1000));
+  ct::device_buffer<float> floats(std::vector<float>(1000, 1.0f));
+  coalesce::pitched_matrix<float> matrix(64, 64), transposed(64, 64);
+  ct::device_buffer<Particle> structs(random_particles(1000));
+  const auto scale = [] __device__(float& x) { x *= 2.0f; };
+  const std::pair<const char*, std::function<void()>> calls[] = {
+      {"for_each on a soa_view", [&] { coalesce::for_each(particles.view(), drift{0.5f}); }},
+      {"for_each on a span", [&] { coalesce::for_each(cuda::std::span<float>(floats.data(), 1000), scale); }},
+      {"for_each on a pitched view", [&] { coalesce::for_each(matrix.view(), scale); }},
+      {"for_each_index", [&] { coalesce::for_each_index(matrix.view(), [] __device__(std::size_t, std::size_t) {}); }},
+      {"copy_aos_to_soa", [&] { coalesce::copy_aos_to_soa(structs.data(), particles.view()); }},
+      {"transpose", [&] { coalesce::transpose(matrix.view(), transposed.view()); }},
+  };
+  for (const auto& [name, call] : calls) {
+    INFO(name);
+    coalesce_test_never_runs<<<1, 1025>>>();
+    try {
+      call();
+      FAIL("no exception");
+    } catch (const coalesce::cuda_error& e) {
+      CHECK(e.code() == cudaErrorInvalidConfiguration);
+      CHECK(std::string(e.what()).find("an earlier CUDA call") != std::string::npos);
+    }
+    CHECK(cudaGetLastError() == cudaErrorInvalidConfiguration);  // still the user's to collect
+    CHECK(cudaGetLastError() == cudaSuccess);
+    call();  // and the same call works once it is collected
+    ct::check_sync(name);
   }
 }

@@ -151,20 +151,22 @@ inline constexpr unsigned chunk_walk_threads = 256;
 template <unsigned N, class Work>
 void launch_chunk_walk(const chunk_grid<N>& grid, const Work& work, cudaStream_t stream, const char* what) {
   if (grid.rows == 0 || grid.cols == 0) return;
+  throw_if_earlier_error(what);
   constexpr unsigned threads = chunk_walk_threads;
   const std::size_t chunks = grid.chunks(), edges = grid.edges();
   const std::size_t wanted = ((chunks > edges ? chunks : edges) + threads - 1) / threads;
   chunk_walk_kernel<N, Work><<<grid_for_all(wanted), threads, 0, stream>>>(grid, work);
-  throw_on_error(::cudaGetLastError(), what);
+  throw_if_launch_failed(what);
 }
 
 template <class Work>
 void launch_element_walk(std::size_t rows, std::size_t cols, const Work& work, cudaStream_t stream, const char* what) {
   if (rows == 0 || cols == 0) return;
+  throw_if_earlier_error(what);
   const chunk_grid<1> grid{rows, cols, cols};  // every element an edge: no chunks
   constexpr unsigned threads = chunk_walk_threads;
   element_walk_kernel<Work><<<grid_for_all((grid.edges() + threads - 1) / threads), threads, 0, stream>>>(grid, work);
-  throw_on_error(::cudaGetLastError(), what);
+  throw_if_launch_failed(what);
 }
 
 // --- the two kinds of columns ------------------------------------------------------------------

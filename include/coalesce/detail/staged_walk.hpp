@@ -82,6 +82,7 @@ void launch_staged_for_each(T* data, std::size_t n, const F& f, cudaStream_t str
                 "coalesce::for_each: an element of a contiguous range must be at most 800 bytes; store larger "
                 "records in a soa_vector");
   if (n == 0) return;
+  throw_if_earlier_error("coalesce::for_each kernel launch");
   constexpr std::size_t per_block = std::size_t(staged_items<T>) * staged_threads;
   static_assert(per_block % 16 == 0, "every run must start where the first does, modulo 16 bytes");
   const bool aligned16 = reinterpret_cast<std::uintptr_t>(data) % 16 == 0;
@@ -91,7 +92,7 @@ void launch_staged_for_each(T* data, std::size_t n, const F& f, cudaStream_t str
     throw_on_error(::cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)),
                    "coalesce::for_each: cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
   kernel<<<grid_for_all((n + per_block - 1) / per_block), staged_threads, shared, stream>>>(data, n, f);
-  throw_on_error(::cudaGetLastError(), "coalesce::for_each kernel launch");
+  throw_if_launch_failed("coalesce::for_each kernel launch");
 }
 
 }  // namespace coalesce::detail
