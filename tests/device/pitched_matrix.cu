@@ -189,7 +189,7 @@ TEST_CASE("fill, resize and copies are ordered on the matrix's own stream") {
   cudaStream_t stream{};
   COALESCE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   {
-    const coalesce::device_resource on_stream(stream);
+    const coalesce::pool_resource on_stream(stream);
     pitched_matrix<double> m(1001, 333, on_stream);
     REQUIRE(m.stream() == stream);
     m.fill(2.5);

@@ -357,7 +357,7 @@ TEST_CASE("a copy out of a device vector follows the work queued on that vector'
   COALESCE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   {
     const std::size_t n = particle_count();
-    coalesce::soa_vector<Particle> v(n, coalesce::device_resource(stream));
+    coalesce::soa_vector<Particle> v(n, coalesce::pool_resource(stream));
     // A single block makes the kernel slow enough that an unordered copy would see zeros.
     set_x_to_index<<<1, 256, 0, stream>>>(v.view());
     ct::check_launch();
