@@ -1,16 +1,30 @@
 // coalesce: soa_view, a non-owning view of structure-of-arrays columns (one pointer per field),
 // and its iterator. What kernels take. Host-capable; included by <coalesce/soa.hpp>.
+//
+// A unit that only holds kernels can include this header alone: it brings the view, view[i] and
+// COALESCE_FIELDS, and none of the container's host headers (<string>, <stdexcept>, <vector>),
+// which cost more nvcc time than all of coalesce's own code (bench/: coalesce_compile_cost).
 #pragma once
 
 #include <coalesce/config.hpp>
 #include <coalesce/detail/fields.hpp>
 #include <coalesce/memory_space.hpp>
+#include <coalesce/soa_fields.hpp>
 #include <coalesce/soa_reference.hpp>
 
 #include <cstddef>
-#include <iterator>
 #include <type_traits>
 #include <utility>
+
+// The iterator needs std::random_access_iterator_tag only. libstdc++'s <iterator> also brings the
+// stream iterators, and with them <iosfwd>, <streambuf> and the locale classes: half a second of
+// nvcc time per unit, more than a kernel on a soa_view costs. libstdc++ declares the tags alone in
+// one internal header; other standard libraries get <iterator>.
+#if defined(__GLIBCXX__) && __has_include(<bits/stl_iterator_base_types.h>)
+#include <bits/stl_iterator_base_types.h>
+#else
+#include <iterator>
+#endif
 
 namespace coalesce {
 

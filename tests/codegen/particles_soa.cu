@@ -1,8 +1,9 @@
 // The particle update on a coalesce::soa_view. codegen.particles requires its kernel to have the
 // memory instructions of the same kernel on plain pointers (particles_plain.cu), and no spills or
 // stack frame: the view is meant to cost nothing. It is also a unit of the coalesce_compile_cost
-// benchmark (bench/), timed against the raw-pointer unit (particles_restrict.cu).
-#include <coalesce/soa.hpp>
+// benchmark (bench/), timed against the raw-pointer unit (particles_restrict.cu): a unit of
+// kernels, so it includes the view's header alone (particles_soa_vector.cu includes soa.hpp).
+#include <coalesce/soa_view.hpp>
 
 struct Particle {
   float x, y, z, vx, vy, vz;
