@@ -85,14 +85,16 @@ template <class T, class F>
 void for_each_run(T* data, std::size_t size, const F& f, cudaStream_t stream) {
   if (size == 0) return;
   if constexpr (!is_access_width(sizeof(T))) {
-    // Structs that one access cannot move (12, 24, 32 bytes...): staged through shared memory.
+    // Structs that one access cannot move (12, 24, 32 bytes...): staged through shared memory,
+    // where the device can give a block its stage.
     require_device_memory(data, "coalesce::for_each");
-    launch_staged_for_each(data, size, f, stream);
-  } else {
-    const strided_column<T> run{data, 0};
-    require_device_columns(run, 1, size, "coalesce::for_each");
-    update_columns(run, 1, size, f, stream);
+    if (launch_staged_for_each(data, size, f, stream)) return;
   }
+  // Each thread its own element, read in the widest accesses its alignment allows: coalesced for
+  // 1-16-byte elements, and for larger ones still correct.
+  const strided_column<T> run{data, 0};
+  require_device_columns(run, 1, size, "coalesce::for_each");
+  update_columns(run, 1, size, f, stream);
 }
 
 // transform's walk once the views are columns: both sides may run into their owned padding

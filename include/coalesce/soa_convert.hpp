@@ -31,10 +31,18 @@ namespace detail {
 
 inline constexpr unsigned convert_threads = 256;
 
-// Elements per block-chunk: 256, or fewer for large structs so a chunk stays within 24 KiB of
-// shared memory; a multiple of 16.
+// The fewest elements whose bytes are a multiple of 16: chunks of a multiple of them all start
+// where the first does modulo 16.
 template <class T>
-inline constexpr unsigned convert_chunk = sizeof(T) * 256 <= 24576 ? 256u : unsigned(24576 / sizeof(T)) / 16u * 16u;
+inline constexpr unsigned convert_step = sizeof(T) % 16 == 0 ? 1u : sizeof(T) % 8 == 0 ? 2u : sizeof(T) % 4 == 0 ? 4u
+                                         : sizeof(T) % 2 == 0 ? 8u : 16u;
+
+// Elements per block-chunk: 256, or fewer for large structs so a chunk stays within 24 KiB of
+// shared memory; a multiple of convert_step. Zero for structs too large for one step to fit (more
+// than 1536 bytes of odd size, 24 KiB of a multiple of 16): those convert element by element.
+template <class T>
+inline constexpr unsigned convert_chunk = sizeof(T) * 256 <= 24576 ? 256u
+                                          : unsigned(24576 / sizeof(T)) / convert_step<T> * convert_step<T>;
 
 // A chunk's shared-memory copy, and 15 bytes more: a source off 16-byte alignment is staged at the
 // same address modulo 16 (staging_offset), so that it still moves in 16-byte words. Its accesses
@@ -96,13 +104,27 @@ __global__ void __launch_bounds__(convert_threads) soa_to_aos_kernel(soa_view<co
   });
 }
 
+// Structs too large to stage (convert_chunk<T> == 0): each thread moves its own element a field
+// at a time. The column accesses stay coalesced; the struct's are not, and need not be fast.
+template <class T>
+__global__ void __launch_bounds__(convert_threads) aos_to_soa_by_element_kernel(const T* aos, soa_view<T> soa) {
+  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < soa.size(); i += std::size_t(gridDim.x) * blockDim.x)
+    scatter_fields(aos[i], soa, i, std::make_index_sequence<field_count_v<T>>{});
+}
+template <class T>
+__global__ void __launch_bounds__(convert_threads) soa_to_aos_by_element_kernel(soa_view<const T> soa, T* aos) {
+  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < soa.size(); i += std::size_t(gridDim.x) * blockDim.x)
+    gather_fields(aos[i], soa, i, std::make_index_sequence<field_count_v<T>>{});
+}
+
 // Launches `aligned` (for an array of structs at a 16-byte-aligned address) or `unaligned`, one
 // chunk of `count` elements per block, and reports a failed launch as `what`.
 template <class T, class Kernel, class... Args>
 void launch_conversion(const T* aos, std::size_t count, Kernel aligned, Kernel unaligned, cudaStream_t stream,
                        const char* what, const Args&... args) {
   throw_if_earlier_error(what);
-  const unsigned grid = grid_for_all((count + convert_chunk<T> - 1) / convert_chunk<T>);
+  constexpr std::size_t per_block = convert_chunk<T> > 0 ? convert_chunk<T> : convert_threads;
+  const unsigned grid = grid_for_all((count + per_block - 1) / per_block);
   const Kernel kernel = reinterpret_cast<std::uintptr_t>(aos) % 16 == 0 ? aligned : unaligned;
   kernel<<<grid, convert_threads, 0, stream>>>(args...);
   throw_if_launch_failed(what);
@@ -115,17 +137,26 @@ void launch_conversion(const T* aos, std::size_t count, Kernel aligned, Kernel u
 template <class T>
 void copy_aos_to_soa(const T* aos, soa_view<T> soa, cudaStream_t stream = 0) {
   if (soa.empty()) return;
-  detail::launch_conversion(aos, soa.size(), detail::aos_to_soa_kernel<T, true>, detail::aos_to_soa_kernel<T, false>,
-                            stream, "coalesce::copy_aos_to_soa kernel launch", aos, soa);
+  constexpr const char* what = "coalesce::copy_aos_to_soa kernel launch";
+  if constexpr (detail::convert_chunk<T> > 0)
+    detail::launch_conversion(aos, soa.size(), detail::aos_to_soa_kernel<T, true>, detail::aos_to_soa_kernel<T, false>,
+                              stream, what, aos, soa);
+  else
+    detail::launch_conversion(aos, soa.size(), detail::aos_to_soa_by_element_kernel<T>,
+                              detail::aos_to_soa_by_element_kernel<T>, stream, what, aos, soa);
 }
 
 // aos[i] = soa[i] for i < soa.size(), on `stream`.
 template <class T>
 void copy_soa_to_aos(soa_view<const T> soa, T* aos, cudaStream_t stream = 0) {
   if (soa.empty()) return;
-  detail::launch_conversion(static_cast<const T*>(aos), soa.size(), detail::soa_to_aos_kernel<T, true>,
-                            detail::soa_to_aos_kernel<T, false>, stream, "coalesce::copy_soa_to_aos kernel launch", soa,
-                            aos);
+  constexpr const char* what = "coalesce::copy_soa_to_aos kernel launch";
+  if constexpr (detail::convert_chunk<T> > 0)
+    detail::launch_conversion(static_cast<const T*>(aos), soa.size(), detail::soa_to_aos_kernel<T, true>,
+                              detail::soa_to_aos_kernel<T, false>, stream, what, soa, aos);
+  else
+    detail::launch_conversion(static_cast<const T*>(aos), soa.size(), detail::soa_to_aos_by_element_kernel<T>,
+                              detail::soa_to_aos_by_element_kernel<T>, stream, what, soa, aos);
 }
 template <class T>
 void copy_soa_to_aos(soa_view<T> soa, T* aos, cudaStream_t stream = 0) {

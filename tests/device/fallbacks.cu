@@ -9,6 +9,9 @@
 #include <coalesce/soa_convert.hpp>
 #include <coalesce/testing/testing.hpp>
 
+#include <cuda/std/array>
+#include <cuda/std/span>
+
 #include "coalesce_device_test.hpp"
 #include "fallbacks.hpp"
 #include "targets.hpp"
@@ -123,6 +126,85 @@ TEST_CASE("columns whose chunks are not whole 16-byte words (24- and 40-byte chu
   CHECK(exact_after_for_each(narrow, update_narrow{}));
 }
 
+
+namespace large {
+// 4096 bytes: a conversion chunk of 6 (24 KiB of shared memory); 2001 bytes of odd size: no chunk
+// fits, so it converts element by element.
+struct Page {
+  cuda::std::array<float, 1023> values;
+  float sum;
+};
+COALESCE_FIELDS(Page, values, sum);
+struct Odd {
+  cuda::std::array<unsigned char, 2000> bytes;
+  unsigned char tag;
+};
+COALESCE_FIELDS(Odd, bytes, tag);
+// for_each on contiguous runs of them: 600 bytes stage in 150 KiB (more than the 48 KiB a block
+// gets without opting in); 1204 bytes would need 301 KiB, more than any device gives a block, so
+// they are walked unstaged.
+template <std::size_t Floats>
+struct Record {
+  cuda::std::array<float, Floats> values;
+  int id;
+};
+struct bump {
+  template <class R>
+  __host__ __device__ void operator()(R& r) const {
+    for (auto& v : r.values) v += float(r.id % 7);
+    r.id += 1;
+  }
+};
+
+template <class T>
+std::vector<T> numbered(std::size_t n) {
+  std::vector<T> out(n);
+  unsigned char* bytes = reinterpret_cast<unsigned char*>(out.data());
+  for (std::size_t b = 0; b < n * sizeof(T); ++b) bytes[b] = static_cast<unsigned char>((b * 2654435761u) >> 13);
+  return out;
+}
+
+template <class T>
+bool round_trip_exact(std::size_t n) {
+  const auto structs = numbered<T>(n);
+  ct::device_buffer<T> aos(structs);
+  coalesce::soa_vector<T> soa(n);
+  coalesce::copy_aos_to_soa(static_cast<const T*>(aos.data()), soa.view());
+  const auto same_bytes = [&](const std::vector<T>& got) {
+    return got.size() == n && std::memcmp(got.data(), structs.data(), n * sizeof(T)) == 0;
+  };
+  if (!same_bytes(soa.to_vector())) return false;
+  aos.poison();
+  coalesce::copy_soa_to_aos(soa.const_view(), aos.data());
+  return same_bytes(aos.download());
+}
+
+template <class T>
+bool for_each_exact(std::size_t n) {
+  auto records = numbered<T>(n);
+  for (std::size_t i = 0; i < n; ++i) records[i].id = int(i);
+  ct::device_buffer<T> buffer(records);
+  coalesce::for_each(cuda::std::span<T>(buffer.data(), n), bump{});
+  const auto got = buffer.download();
+  for (std::size_t i = 0; i < n; ++i) {
+    T expected = records[i];
+    bump{}(expected);
+    if (std::memcmp(&got[i], &expected, sizeof(T)) != 0) return false;
+  }
+  return true;
+}
+}  // namespace large
+
+TEST_CASE("structs too large for the fast paths take a path that works: conversion of 4096- and 2001-byte structs, for_each on 600- and 1204-byte ones") {
+  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
+  static_assert(sizeof(large::Page) == 4096 && coalesce::detail::convert_chunk<large::Page> == 6);
+  static_assert(sizeof(large::Odd) == 2001 && coalesce::detail::convert_chunk<large::Odd> == 0);
+  CHECK(large::round_trip_exact<large::Page>(1000));
+  CHECK(large::round_trip_exact<large::Odd>(777));
+  CHECK(large::for_each_exact<large::Record<149>>(3001));  // 600 bytes: staged, opted in
+  CHECK(large::for_each_exact<large::Record<300>>(1001));  // 1204 bytes: unstaged
+  ct::check_sync("large structs");
+}
 
 TEST_CASE("a 12-byte field beside float columns moves in consecutive 16-byte words, DRAM bytes ideal, within 5% of seven float columns") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);

@@ -28,19 +28,37 @@ inline void throw_if_earlier_error(const char* what) {
 // collected, since the exception reports it.
 inline void throw_if_launch_failed(const char* what) { throw_on_error(::cudaGetLastError(), what); }
 
-// The streaming multiprocessors of `device`, asked of the runtime once per device (the first 64
-// devices; others are asked every time). A launch helper runs on every algorithm call.
-inline int multiprocessor_count(int device) {
+// Attribute `Attribute` of `device`, asked of the runtime once per device (the first 64 devices;
+// others are asked every time): a launch helper runs on every algorithm call.
+template <cudaDeviceAttr Attribute>
+int device_attribute(int device) {
   constexpr int cached_devices = 64;
-  static std::atomic<int> cached[cached_devices];  // zero: not asked yet
+  static std::atomic<int> cached[cached_devices];  // zero: not asked yet (every attribute asked is positive)
   if (device >= 0 && device < cached_devices) {
     const int known = cached[device].load(std::memory_order_relaxed);
     if (known > 0) return known;
   }
-  int sms = 0;
-  throw_on_error(::cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
-  if (device >= 0 && device < cached_devices) cached[device].store(sms, std::memory_order_relaxed);
-  return sms;
+  int value = 0;
+  throw_on_error(::cudaDeviceGetAttribute(&value, Attribute, device), "cudaDeviceGetAttribute");
+  if (device >= 0 && device < cached_devices) cached[device].store(value, std::memory_order_relaxed);
+  return value;
+}
+
+// The streaming multiprocessors of `device`.
+inline int multiprocessor_count(int device) { return device_attribute<cudaDevAttrMultiProcessorCount>(device); }
+
+// The most shared memory one block may have on `device` once it opts in
+// (cudaFuncAttributeMaxDynamicSharedMemorySize): 227 KiB on sm_90, 163 KiB on sm_80, 99 KiB on
+// sm_86 and sm_89, 64 KiB on sm_75.
+inline std::size_t opt_in_shared_bytes(int device) {
+  return std::size_t(device_attribute<cudaDevAttrMaxSharedMemoryPerBlockOptin>(device));
+}
+
+// The current device.
+inline int current_device() {
+  int device = 0;
+  throw_on_error(::cudaGetDevice(&device), "cudaGetDevice");
+  return device;
 }
 
 // How many blocks of `Kernel` with `threads_per_block` threads (and no dynamic shared memory) fit
@@ -70,8 +88,7 @@ int resident_blocks(int device, unsigned threads_per_block) {
 // or fewer when the work is smaller. At least 1.
 template <auto Kernel>
 unsigned one_wave_grid(unsigned threads_per_block, std::size_t blocks_wanted) {
-  int device = 0;
-  throw_on_error(::cudaGetDevice(&device), "cudaGetDevice");
+  const int device = current_device();
   const std::size_t wave = std::size_t(multiprocessor_count(device)) * std::size_t(resident_blocks<Kernel>(device, threads_per_block));
   const std::size_t grid = blocks_wanted < wave ? blocks_wanted : wave;
   return unsigned(grid > 0 ? grid : 1);

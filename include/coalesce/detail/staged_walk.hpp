@@ -76,23 +76,38 @@ __global__ void __launch_bounds__(staged_threads) staged_for_each_kernel(T* data
   }
 }
 
+// A block's stage of T, and 15 bytes for a run off 16-byte alignment: what the kernel asks for.
+template <class T>
+inline constexpr std::size_t staged_shared_bytes = staged_bytes<T> + 15;
+
+// The most shared memory a block may opt in to on any device coalesce runs on (sm_90's 227 KiB):
+// larger stages are never compiled.
+inline constexpr std::size_t most_opt_in_shared_bytes = 227 * 1024;
+
+// Launches the staged walk of the n elements at `data` and returns true, or returns false having
+// launched nothing where the current device cannot give a block the stage (structs of more than
+// about 400 bytes on sm_86, 900 on sm_90): the caller then walks them without staging.
 template <class T, class F>
-void launch_staged_for_each(T* data, std::size_t n, const F& f, cudaStream_t stream) {
-  static_assert(staged_bytes<T> <= 200 * 1024,
-                "coalesce::for_each: an element of a contiguous range must be at most 800 bytes; store larger "
-                "records in a soa_vector");
-  if (n == 0) return;
-  throw_if_earlier_error("coalesce::for_each kernel launch");
-  constexpr std::size_t per_block = std::size_t(staged_items<T>) * staged_threads;
-  static_assert(per_block % 16 == 0, "every run must start where the first does, modulo 16 bytes");
-  const bool aligned16 = reinterpret_cast<std::uintptr_t>(data) % 16 == 0;
-  const auto kernel = aligned16 ? staged_for_each_kernel<T, F, true> : staged_for_each_kernel<T, F, false>;
-  const std::size_t shared = staged_bytes<T> + (aligned16 ? 0 : 15);
-  if (shared > 48 * 1024)
-    throw_on_error(::cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)),
-                   "coalesce::for_each: cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
-  kernel<<<grid_for_all((n + per_block - 1) / per_block), staged_threads, shared, stream>>>(data, n, f);
-  throw_if_launch_failed("coalesce::for_each kernel launch");
+bool launch_staged_for_each(T* data, std::size_t n, const F& f, cudaStream_t stream) {
+  if constexpr (staged_shared_bytes<T> > most_opt_in_shared_bytes) {
+    (void)data, (void)n, (void)f, (void)stream;
+    return false;
+  } else {
+    if (n == 0) return true;
+    constexpr std::size_t per_block = std::size_t(staged_items<T>) * staged_threads;
+    static_assert(per_block % 16 == 0, "every run must start where the first does, modulo 16 bytes");
+    const bool aligned16 = reinterpret_cast<std::uintptr_t>(data) % 16 == 0;
+    const std::size_t shared = staged_bytes<T> + (aligned16 ? 0 : 15);
+    if (shared > opt_in_shared_bytes(current_device())) return false;
+    throw_if_earlier_error("coalesce::for_each kernel launch");
+    const auto kernel = aligned16 ? staged_for_each_kernel<T, F, true> : staged_for_each_kernel<T, F, false>;
+    if (shared > 48 * 1024)
+      throw_on_error(::cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)),
+                     "coalesce::for_each: cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
+    kernel<<<grid_for_all((n + per_block - 1) / per_block), staged_threads, shared, stream>>>(data, n, f);
+    throw_if_launch_failed("coalesce::for_each kernel launch");
+    return true;
+  }
 }
 
 }  // namespace coalesce::detail
