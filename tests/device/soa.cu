@@ -95,6 +95,9 @@ struct speed_squared {
 struct moving_right {
   __host__ __device__ bool operator()(const Particle& p) const { return p.vx > 0.0f; }
 };
+struct by_x {
+  __host__ __device__ bool operator()(const Particle& a, const Particle& b) const { return a.x < b.x; }
+};
 struct drift {
   float dt;
   __device__ void operator()(coalesce::soa_reference_t<Particle> p) const { p.x += p.vx * dt; }
@@ -309,6 +312,15 @@ TEST_CASE("Thrust sorts, transforms, reduces, filters and visits SoA elements") 
   ct::check_launch();
   const auto scaled = soa.to_vector();
   for (std::size_t i = 0; i < n; i += 97) REQUIRE(scaled[i].vz == 2.0f * drifted[i].vz);
+
+  // sort with a comparator written for T: whole elements move, every column together (stable, so
+  // the order is the host's exactly)
+  thrust::stable_sort(coalesce::device_begin(v), coalesce::device_end(v), by_x{});
+  auto expected_order = scaled;
+  std::stable_sort(expected_order.begin(), expected_order.end(), by_x{});
+  const auto by_position = soa.to_vector();
+  for (std::size_t i = 0; i < n; ++i)
+    if (!same(by_position[i], expected_order[i])) FAIL("thrust::stable_sort: element " << i << " differs");
 }
 
 TEST_CASE("device soa_vector growth keeps contents") {
