@@ -105,6 +105,7 @@ void misaligned_base(runner& r);
 void aos_vs_soa(runner& r);
 void pitched_vs_dense(runner& r);
 void transpose_ladder(runner& r);
-void fallbacks(runner& r);  // fallbacks.cu
+void fallbacks(runner& r);    // fallbacks.cu
+void temporaries(runner& r);  // temporaries.cu
 
 }  // namespace bench

@@ -32,7 +32,7 @@ const group groups[] = {
     {"conversion", bench::conversion},       {"stride", bench::stride_sweep},
     {"misaligned", bench::misaligned_base},  {"layout", bench::aos_vs_soa},
     {"rows", bench::pitched_vs_dense},       {"transpose", bench::transpose_ladder},
-    {"fallbacks", bench::fallbacks},
+    {"fallbacks", bench::fallbacks},         {"temporaries", bench::temporaries},
 };
 
 int usage(const char* program) {

@@ -24,6 +24,13 @@ inline constexpr double transpose_of_peak = 0.75;
 // array of structs off 16-byte alignment) against the aligned case of the same work, same run.
 inline constexpr double fallback_versus_aligned = 0.95;
 
+// A step that makes and frees a temporary container as large as its data, from coalesce's pool,
+// against the same step without it: the temporary costs at most 1% of the step.
+inline constexpr double step_with_temporary_versus_step = 0.99;
+// A conversion that allocates its result (to_soa) against the same conversion into a container
+// that exists.
+inline constexpr double allocating_versus_existing = 0.95;
+
 // Not a target but a known gap, held at its measured size so that it cannot widen unseen: a
 // 5-point stencil written through for_each_index (one element per call) against the best
 // hand-written float4 stencil.
