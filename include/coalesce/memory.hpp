@@ -110,11 +110,17 @@ inline cudaMemPool_t make_device_pool(int device) {
   props.location.id = device;
   cudaMemPool_t pool = nullptr;
   throw_on_error(::cudaMemPoolCreate(&pool, &props), "cudaMemPoolCreate (coalesce's pool)");
+  // Keep everything freed. And no opportunistic reuse: with it, every allocation asks whether the
+  // frees on other streams have completed, which measured 2 us a call against 0.6 us without
+  // (768 MiB blocks on an NVIDIA H200, CUDA 13.0). Memory freed on one stream is still reused on
+  // another, after a dependency on the free that the pool inserts (internal dependencies).
   std::uint64_t keep_everything = ~std::uint64_t(0);
-  const cudaError_t status = ::cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep_everything);
+  int no = 0;
+  cudaError_t status = ::cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep_everything);
+  if (status == cudaSuccess) status = ::cudaMemPoolSetAttribute(pool, cudaMemPoolReuseAllowOpportunistic, &no);
   if (status != cudaSuccess) {
     (void)::cudaMemPoolDestroy(pool);
-    throw_on_error(status, "cudaMemPoolSetAttribute(cudaMemPoolAttrReleaseThreshold)");
+    throw_on_error(status, "cudaMemPoolSetAttribute (coalesce's pool)");
   }
   return pool;
 }
