@@ -33,7 +33,14 @@ inline constexpr std::size_t allocation_alignment = 256;
 //   void* allocate(std::size_t bytes);                  // 256-byte aligned; throws on failure
 //   void deallocate(void* p, std::size_t bytes) noexcept;
 //   cudaStream_t stream() const noexcept;               // where the container orders its copies
+// and, for host memory that the copy engines can reach directly (page-locked),
+//   static constexpr bool pinned = true;                // see is_pinned_resource
 // The defaults are host_resource and pool_resource (default_resource_t<Space>).
+//
+// A container orders its copies, its algorithms and, on a stream-ordered resource, the release of
+// its memory on the resource's stream. Work on any other stream that uses the memory must be
+// ordered by the user, before and after (cudaEventRecord / cudaStreamWaitEvent): in particular a
+// container destroyed while another stream still reads it is freed under that work.
 
 namespace detail {
 
@@ -223,10 +230,14 @@ inline std::size_t pool_reserved_bytes(int device) {
 }
 
 // Page-locked host memory (cudaMallocHost): host containers whose copies to and from the device
-// run at full PCIe / NVLink speed, and that a kernel can read where the system maps it.
+// run at full PCIe / NVLink speed without waiting (assign_async, copy_from_async), can be
+// captured into a CUDA graph, and that a kernel can read where the system maps it. Release
+// (cudaFreeHost) is not stream-ordered: destroy such a container only after the copies that use
+// it have completed.
 class pinned_resource {
  public:
   using memory_space = host_space;
+  static constexpr bool pinned = true;
 
   void* allocate(std::size_t bytes) {
     void* p = nullptr;
@@ -280,6 +291,17 @@ struct default_resource<device_space> {
 template <class Space>
 using default_resource_t = typename default_resource<Space>::type;
 
+// Whether `Resource` hands out page-locked host memory (it says `static constexpr bool pinned =
+// true`, as pinned_resource does). The copy engines read and write such memory directly, so a
+// copy to or from it returns at once and a CUDA graph can capture it; pageable memory is copied
+// through a staging buffer, with the calling thread waiting, and cannot be captured.
+template <class Resource, class = void>
+struct is_pinned_resource : std::false_type {};
+template <class Resource>
+struct is_pinned_resource<Resource, std::void_t<decltype(Resource::pinned)>> : std::bool_constant<Resource::pinned> {};
+template <class Resource>
+inline constexpr bool is_pinned_resource_v = is_pinned_resource<Resource>::value;
+
 namespace detail {
 
 // a * b, or throws std::length_error naming `what` when the product does not fit in size_t.
@@ -309,11 +331,20 @@ constexpr cudaMemcpyKind copy_kind() {
     return std::is_same_v<SrcSpace, device_space> ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost;
 }
 
+// Whether copies between memory of `Resource` in `Space` and the device can be asynchronous and
+// captured into a CUDA graph: device memory, and pinned host memory.
+template <class Space, class Resource>
+inline constexpr bool copies_asynchronously = std::is_same_v<Space, device_space> || is_pinned_resource_v<Resource>;
+
 // Copies `rows` rows of `row_bytes` bytes between pitched buffers, ordered on `stream`. A copy
 // between two host buffers is plain memcpy and needs no CUDA runtime at all. A copy from pageable
 // host memory (a local, a std::vector) returns only once the source has been staged, so the
 // caller may release the source at once without synchronizing (CUDA runtime API, "API
-// synchronization behavior"); the fills of pitched_matrix and soa_vector rely on this.
+// synchronization behavior"); the fills of pitched_matrix and soa_vector rely on this. Between
+// device memory and pinned host memory the copy only enqueues, and a stream capture records it
+// as a graph's memcpy node. One row is a plain cudaMemcpyAsync: the pitches of a single row
+// (soa_vector's columns pass 0) mean nothing, and the 1D copy is the form every CUDA version
+// captures.
 template <class DstSpace, class SrcSpace>
 void copy_rows(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch, std::size_t row_bytes,
                std::size_t rows, cudaStream_t stream) {
@@ -323,6 +354,8 @@ void copy_rows(void* dst, std::size_t dst_pitch, const void* src, std::size_t sr
     auto* d = static_cast<unsigned char*>(dst);
     const auto* s = static_cast<const unsigned char*>(src);
     for (std::size_t r = 0; r < rows; ++r) std::memcpy(d + r * dst_pitch, s + r * src_pitch, row_bytes);
+  } else if (rows == 1) {
+    throw_on_error(::cudaMemcpyAsync(dst, src, row_bytes, copy_kind<DstSpace, SrcSpace>(), stream), "cudaMemcpyAsync");
   } else {
     throw_on_error(::cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, row_bytes, rows,
                                        copy_kind<DstSpace, SrcSpace>(), stream),
@@ -351,6 +384,8 @@ cudaStream_t device_side_stream(cudaStream_t dst_stream, cudaStream_t src_stream
 }
 
 // Waits for the work ordered on `stream` when `Space` is the device; host work is already done.
+// A cudaStreamSynchronize: never called by the asynchronous copies or the algorithms, which a
+// stream capture must be able to record.
 template <class Space>
 void wait_for(cudaStream_t stream) {
   if constexpr (std::is_same_v<Space, device_space>) throw_on_error(::cudaStreamSynchronize(stream), "cudaStreamSynchronize");

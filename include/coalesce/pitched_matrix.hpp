@@ -46,7 +46,9 @@ using pitched_mdspan = cuda::std::mdspan<T, cuda::std::dextents<std::size_t, 2>,
 // A non-owning window onto pitched rows: a pointer, rows, columns and the pitch in bytes.
 // Trivially copyable, so it is passed to kernels by value; pitched_view<const T> is read-only.
 // Space says where the rows live: device memory (the default, what kernels and algorithms take)
-// or host memory, whose view is a different type that device code cannot index.
+// or host memory, whose view is a different type that device code cannot index. A view carries
+// no stream: an algorithm handed a view runs on the stream it is given (0 unless told), where one
+// handed the pitched_matrix runs on the matrix's.
 template <class T, class Space>
 class pitched_view {
   static_assert(is_memory_space_v<Space>,
@@ -188,7 +190,12 @@ struct view_adapter<cuda::std::mdspan<T, Extents, Layout, Accessor>> {
 // An owning row-major matrix of rows x cols elements of T, each row padded to the pitch policy's
 // alignment (128 bytes by default), the base 256-byte aligned (more when the policy asks), in the
 // memory of `Space`. New elements are zero bytes. Copies and fills are ordered on the resource's
-// stream; reading device results on the host (to_vector) waits for that stream.
+// stream (stream()), and so are coalesce's algorithms handed the matrix; its view carries no
+// stream. to_vector, and copy_from into a host matrix, wait for that stream; copy_from_async
+// never waits, and with for_each, transform and for_each_index is what a CUDA graph capture may
+// record (construct, fill and resize outside a capture: they fill from pageable memory). A
+// device matrix's memory is released on its stream: work on another stream that still reads it
+// must be ordered before the destructor.
 template <class T, class Space = device_space, class PitchPolicy = line_aligned_rows,
           class Resource = default_resource_t<Space>>
 class pitched_matrix {
@@ -329,6 +336,37 @@ class pitched_matrix {
     // Host elements are read by host code right away: wait for a copy out of the device.
     if constexpr (std::is_same_v<Space, host_space>) detail::wait_for<S>(s);
   }
+  // Copies every element of `other`, which must have the same shape (pitches may differ), and
+  // returns without waiting: ordered on the device-side matrix's stream (this one's when both are
+  // on the device), so that a CUDA graph capture of that stream records it. One side must be on
+  // the device, and a host side must be pinned (pinned_resource): pageable memory is copied
+  // synchronously through a staging buffer, which a capture cannot record. Until the stream
+  // reaches the copy, a host destination does not hold the elements yet and a host source must
+  // not change. Throws std::invalid_argument on a shape mismatch.
+  template <class S, class P, class R>
+  void copy_from_async(const pitched_matrix<T, S, P, R>& other) {
+    copy_from_async(other, detail::device_side_stream<Space, S>(stream(), other.stream()));
+  }
+  // The same, ordered on `stream`; the caller orders it after the work of the matrices' own
+  // streams that it depends on.
+  template <class S, class P, class R>
+  void copy_from_async(const pitched_matrix<T, S, P, R>& other, cudaStream_t stream) {
+    constexpr bool device_involved = std::is_same_v<Space, device_space> || std::is_same_v<S, device_space>;
+    static_assert(device_involved,
+                  "coalesce::pitched_matrix::copy_from_async: both matrices are in host_space, and a copy between "
+                  "them is a memcpy on the calling thread; use copy_from");
+    constexpr bool host_side_pinned =
+        detail::copies_asynchronously<Space, Resource> && detail::copies_asynchronously<S, R>;
+    static_assert(!device_involved || host_side_pinned,
+                  "coalesce::pitched_matrix::copy_from_async: the host_space matrix is pageable, which CUDA copies "
+                  "synchronously through a staging buffer and a CUDA graph cannot capture; allocate it with "
+                  "coalesce::pinned_resource (pitched_matrix<T, host_space, line_aligned_rows, pinned_resource>), "
+                  "or use copy_from");
+    if constexpr (device_involved && host_side_pinned) {
+      check_same_shape(other.rows(), other.cols(), "copy_from_async");
+      detail::copy_rows<Space, S>(data(), pitch_, other.data(), other.pitch_bytes(), cols_ * sizeof(T), rows_, stream);
+    }
+  }
   // Copies `dense`, rows() x cols() elements row-major without padding.
   // Throws std::invalid_argument if dense.size() != size().
   void copy_from(const std::vector<T>& dense) {
@@ -338,7 +376,8 @@ class pitched_matrix {
     detail::copy_rows<Space, host_space>(data(), pitch_, dense.data(), cols_ * sizeof(T), cols_ * sizeof(T), rows_,
                                          stream());
   }
-  // The elements row-major without padding, in a host vector; waits for the matrix's stream.
+  // The elements row-major without padding, in a host vector; waits for the matrix's stream (never
+  // call it while the stream is being captured).
   std::vector<T> to_vector() const {
     std::vector<T> dense(size());
     detail::copy_rows<host_space, Space>(dense.data(), cols_ * sizeof(T), data(), pitch_, cols_ * sizeof(T), rows_,

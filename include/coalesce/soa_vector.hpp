@@ -48,7 +48,15 @@ column_array<std::size_t, sizeof...(I) + 1> column_offsets(std::size_t capacity,
 
 // An owning structure-of-arrays vector of T in `Space`: one allocation, one 256-byte-aligned
 // column per field. Copies between spaces and the growth of device vectors are ordered on the
-// resource's stream; reading device data back on the host (to_vector) waits for that stream.
+// resource's stream (stream()), and so are coalesce's algorithms handed the vector; its view
+// carries no stream. Which calls wait for that stream:
+//   - to_vector, assign and construction into host_space from a device vector wait (host code
+//     reads the elements next); so does a copy from pageable host memory, until it is staged;
+//   - assign_async never waits, and neither does assign into a device vector from device or
+//     pinned memory: these, and the algorithms, are what a CUDA graph capture may record.
+// Construct, resize and reserve outside a capture: they allocate and fill from pageable memory.
+// A device vector's memory is released on its stream (cudaFreeAsync for the stream-ordered
+// resources): work on another stream that still reads it must be ordered before the destructor.
 template <class T, class Space = device_space, class Resource = default_resource_t<Space>>
 class soa_vector {
   static_assert(detail::check_soa_element<T>());
@@ -168,19 +176,50 @@ class soa_vector {
   }
   void clear() noexcept { size_ = 0; }
 
-  // Copies every element of `other`, which must have the same size. Throws std::invalid_argument
-  // otherwise.
+  // Copies every element of `other`, which must have the same size, ordered on the device side's
+  // stream (this vector's when both are on the device). Into a host vector it waits for the copy.
+  // Throws std::invalid_argument if the sizes differ.
   template <class S, class R>
   void assign(const soa_vector<T, S, R>& other) {
-    if (other.size() != size_)
-      throw std::invalid_argument("coalesce::soa_vector::assign: the source has " + std::to_string(other.size()) +
-                                  " elements but the destination " + std::to_string(size_) +
-                                  "; resize first or construct a new vector");
+    check_same_size(other.size(), "assign");
     copy_columns_from<S>(other.const_view().columns(), size_, detail::device_side_stream<Space, S>(stream(), other.stream()));
     if constexpr (std::is_same_v<Space, host_space>) detail::wait_for<S>(other.stream());
   }
 
-  // The elements as an array of structs on the host; waits for the vector's stream.
+  // Copies every element of `other`, which must have the same size, and returns without waiting:
+  // ordered on the device side's stream (this vector's when both are on the device), so it follows
+  // the work queued there and precedes what is queued after, and a CUDA graph capture of that
+  // stream records it. One side must be on the device, and a host side must be pinned
+  // (pinned_resource): pageable memory is copied synchronously through a staging buffer, which a
+  // capture cannot record. Until the stream reaches the copy, a host destination does not hold
+  // the elements yet and a host source must not change: synchronize the stream, or wait for an
+  // event recorded after the copy. Throws std::invalid_argument if the sizes differ.
+  template <class S, class R>
+  void assign_async(const soa_vector<T, S, R>& other) {
+    assign_async(other, detail::device_side_stream<Space, S>(stream(), other.stream()));
+  }
+  // The same, ordered on `stream`; the caller orders it after the work of the vectors' own
+  // streams that it depends on.
+  template <class S, class R>
+  void assign_async(const soa_vector<T, S, R>& other, cudaStream_t stream) {
+    constexpr bool device_involved = std::is_same_v<Space, device_space> || std::is_same_v<S, device_space>;
+    static_assert(device_involved,
+                  "coalesce::soa_vector::assign_async: both vectors are in host_space, and a copy between them is a "
+                  "memcpy on the calling thread; use assign");
+    constexpr bool host_side_pinned =
+        detail::copies_asynchronously<Space, Resource> && detail::copies_asynchronously<S, R>;
+    static_assert(!device_involved || host_side_pinned,
+                  "coalesce::soa_vector::assign_async: the host_space vector is pageable, which CUDA copies "
+                  "synchronously through a staging buffer and a CUDA graph cannot capture; allocate it with "
+                  "coalesce::pinned_resource (soa_vector<T, host_space, pinned_resource>), or use assign");
+    if constexpr (device_involved && host_side_pinned) {
+      check_same_size(other.size(), "assign_async");
+      copy_columns_from<S>(other.const_view().columns(), size_, stream);
+    }
+  }
+
+  // The elements as an array of structs on the host; waits for the vector's stream (never call it
+  // while the stream is being captured).
   std::vector<T> to_vector() const {
     std::vector<T> aos(size_);
     if constexpr (std::is_same_v<Space, host_space>) {
@@ -224,6 +263,13 @@ class soa_vector {
   void copy_columns_from(const Pointers& from, std::size_t count, cudaStream_t on, std::index_sequence<I...>) {
     const auto to = columns<void*>();
     (detail::copy_rows<Space, FromSpace>(to[I], 0, from[I], 0, count * sizeof(detail::field_type_t<T, I>), 1, on), ...);
+  }
+
+  void check_same_size(std::size_t source_size, const char* operation) const {
+    if (source_size != size_)
+      throw std::invalid_argument(std::string("coalesce::soa_vector::") + operation + ": the source has " +
+                                  std::to_string(source_size) + " elements but the destination " +
+                                  std::to_string(size_) + "; resize first or construct a new vector");
   }
 
   template <class S, class R>

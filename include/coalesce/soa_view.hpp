@@ -93,6 +93,8 @@ class soa_iterator {
 // copyable, so kernels take it by value; soa_view<const T> is read-only. Space says where the
 // columns live: a view of device memory (the default, what kernels and algorithms take) and a
 // view of host memory are different types, so host memory cannot reach a kernel unnoticed.
+// A view carries no stream: an algorithm handed a view runs on the stream it is given (0 unless
+// told), where one handed the soa_vector runs on the vector's.
 template <class T, class Space>
 class soa_view {
   static_assert(is_memory_space_v<Space>,

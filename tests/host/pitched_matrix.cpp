@@ -249,6 +249,36 @@ TEST_CASE("a mismatched copy says which shapes differ and changes nothing") {
   REQUIRE(b.to_vector() == std::vector<int>(6, 0));
 }
 
+namespace {
+// Host memory that says it is page-locked, so that copy_from_async accepts it with no GPU to pin it.
+struct said_pinned_resource : coalesce::host_resource {
+  static constexpr bool pinned = true;
+};
+}  // namespace
+
+TEST_CASE("a device matrix's stream is its resource's, where its copies and algorithms are ordered") {
+  const auto stream = reinterpret_cast<cudaStream_t>(std::uintptr_t(0x1000));  // never used: nothing is allocated
+  const pitched_matrix<float> on_device{coalesce::pool_resource(stream)};
+  REQUIRE(on_device.stream() == stream);
+  REQUIRE(host_matrix<float>().stream() == cudaStream_t{});
+}
+
+TEST_CASE("copy_from_async between matrices of different shapes says so before it copies anything") {
+  using pinned_matrix = pitched_matrix<int, host_space, coalesce::line_aligned_rows, said_pinned_resource>;
+  const pinned_matrix on_host(iota_vector(6), 2, 3);
+  pitched_matrix<int> on_device;  // 0 x 0: no allocation, no GPU needed
+  try {
+    on_device.copy_from_async(on_host);
+    FAIL("copy_from_async of a different shape did not throw");
+  } catch (const std::invalid_argument& e) {
+    REQUIRE(std::string(e.what()) ==
+            "coalesce::pitched_matrix::copy_from_async: the source is 2 x 3 but the destination is 0 x 0");
+  }
+  pinned_matrix back(1, 1);
+  REQUIRE_THROWS_AS(back.copy_from_async(on_device), std::invalid_argument);
+  REQUIRE(back.to_vector() == std::vector<int>{0});
+}
+
 TEST_CASE("a failed allocation leaves the matrix unchanged and leaks nothing") {
   using counted = pitched_matrix<int, host_space, coalesce::line_aligned_rows, coalesce_test::flaky_host_resource>;
   {

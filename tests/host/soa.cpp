@@ -328,6 +328,40 @@ TEST_CASE("assign between vectors of different sizes says so and changes nothing
   REQUIRE(c.to_vector()[2].y == 4.0f);
 }
 
+namespace {
+// Host memory that says it is page-locked, so that assign_async accepts it with no GPU to pin it.
+struct said_pinned_resource : coalesce::host_resource {
+  static constexpr bool pinned = true;
+};
+}  // namespace
+
+TEST_CASE("a device vector's stream is its resource's, where its copies and algorithms are ordered") {
+  const auto stream = reinterpret_cast<cudaStream_t>(std::uintptr_t(0x1000));  // never used: nothing is allocated
+  const soa_vector<Particle> on_device{coalesce::pool_resource(stream)};
+  REQUIRE(on_device.stream() == stream);
+  REQUIRE(soa_vector<Particle>().stream() == cudaStream_t{});
+  REQUIRE(host_soa<Particle>().stream() == cudaStream_t{});
+}
+
+TEST_CASE("assign_async between vectors of different sizes says so before it copies anything") {
+  using pinned_soa = soa_vector<Particle, host_space, said_pinned_resource>;
+  const pinned_soa on_host(some_particles(3));
+  soa_vector<Particle> on_device;  // empty: no allocation, no GPU needed
+  try {
+    on_device.assign_async(on_host);
+    FAIL("assign_async of a different size did not throw");
+  } catch (const std::invalid_argument& e) {
+    REQUIRE(std::string(e.what()) ==
+            "coalesce::soa_vector::assign_async: the source has 3 elements but the destination 0; resize first or "
+            "construct a new vector");
+  }
+  pinned_soa back(2);
+  REQUIRE_THROWS_AS(back.assign_async(on_device), std::invalid_argument);
+  pinned_soa empty;
+  empty.assign_async(on_device);  // nothing to copy: returns without a CUDA call
+  REQUIRE(empty.empty());
+}
+
 TEST_CASE("a size whose bytes overflow size_t is a length_error") {
   host_soa<Particle> v;
   REQUIRE_THROWS_AS(v.reserve(std::size_t(1) << 62), std::length_error);

@@ -1,7 +1,8 @@
-// coalesce::detail: the views the algorithms walk, declared without their definitions. The walk
-// code names pitched_view and cuda::std::span only in templates, which a caller instantiates
-// with a complete view; declaring them here keeps <cuda/std/mdspan> and <cuda/std/span> (each
-// about 1.2 s of an nvcc compile, CUDA 13.0) out of a unit that only walks soa_views.
+// coalesce::detail: the views (and the pitched_matrix) the algorithms walk, declared without
+// their definitions. The walk code names pitched_view and cuda::std::span only in templates,
+// which a caller instantiates with a complete view; declaring them here keeps <cuda/std/mdspan>
+// and <cuda/std/span> (each about 1.2 s of an nvcc compile, CUDA 13.0) out of a unit that only
+// walks soa_views.
 #pragma once
 
 #include <coalesce/config.hpp>
@@ -24,5 +25,9 @@ namespace coalesce {
 // Defined in <coalesce/pitched_matrix.hpp>.
 template <class T, class Space = device_space>
 class pitched_view;
+// Defined, with its default arguments, in <coalesce/pitched_matrix.hpp>: the algorithms take a
+// matrix by reference and only a caller that has one instantiates them.
+template <class T, class Space, class PitchPolicy, class Resource>
+class pitched_matrix;
 
 }  // namespace coalesce
