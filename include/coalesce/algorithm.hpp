@@ -366,6 +366,61 @@ void transform(In in, pitched_matrix<U, S, P, R>& out, F f, cudaStream_t stream)
   detail::transform_with_containers(in, out, f, stream);
 }
 
+// --- volumes -----------------------------------------------------------------------------------
+//
+// A pitched_volume_view is walked as its rows (view_adapter in pitched_volume.hpp): for_each and
+// transform take it like any view. for_each_index calls f(z, y, x), threadIdx.x along x.
+
+namespace detail {
+
+// f(z, y, x) for the row walk's (r, c) over a volume's rows, row r = z * height + y.
+template <class F>
+struct volume_index {
+  std::size_t height;
+  std::size_t first_z;
+  F f;
+  COALESCE_DETAIL_EXEC_CHECK_DISABLE
+  COALESCE_HOST_DEVICE void operator()(std::size_t r, std::size_t x) const { f(first_z + r / height, r % height, x); }
+};
+
+}  // namespace detail
+
+// Calls f(z, y, x) on the device once for every element of `volume` (a view of device memory: a
+// whole volume or any block of one), asynchronously on `stream`. A view whose rows are one
+// pitched matrix is one launch; a block cut in y is one launch per slice.
+template <class T, class F>
+void for_each_index(pitched_volume_view<T, device_space> volume, F f, cudaStream_t stream = 0) {
+  if (volume.empty()) return;
+  if (volume.rows_are_one_matrix()) {
+    for_each_index(volume.rows(), detail::volume_index<F>{volume.height(), 0, f}, stream);
+  } else {
+    for (std::size_t z = 0; z < volume.depth(); ++z)
+      for_each_index(volume.slice(z), detail::volume_index<F>{volume.height(), z, f}, stream);
+  }
+}
+
+// The same for a device pitched_volume, on its stream (or on `stream`); for_each over one.
+template <class T, class Space, class Policy, class Resource, class F>
+void for_each_index(pitched_volume<T, Space, Policy, Resource>& v, F f) {
+  for_each_index(v, f, v.stream());
+}
+template <class T, class Space, class Policy, class Resource, class F>
+void for_each_index(pitched_volume<T, Space, Policy, Resource>& v, F f, cudaStream_t stream) {
+  static_assert(std::is_same_v<Space, device_space>,
+                "coalesce::for_each_index: the pitched_volume is in host_space, whose memory the GPU cannot read");
+  if constexpr (std::is_same_v<Space, device_space>) for_each_index(v.view(), f, stream);
+}
+template <class T, class Space, class Policy, class Resource, class F>
+void for_each(pitched_volume<T, Space, Policy, Resource>& v, F f) {
+  for_each(v, f, v.stream());
+}
+template <class T, class Space, class Policy, class Resource, class F>
+void for_each(pitched_volume<T, Space, Policy, Resource>& v, F f, cudaStream_t stream) {
+  static_assert(std::is_same_v<Space, device_space>,
+                "coalesce::for_each: the pitched_volume is in host_space, whose memory the GPU cannot read");
+  if constexpr (std::is_same_v<Space, device_space>) for_each(v.view(), f, stream);
+}
+
 }  // namespace coalesce
 
 #endif  // __CUDACC__

@@ -29,5 +29,10 @@ class pitched_view;
 // matrix by reference and only a caller that has one instantiates them.
 template <class T, class Space, class PitchPolicy, class Resource>
 class pitched_matrix;
+// Defined in <coalesce/pitched_volume.hpp>.
+template <class T, class Space>
+class pitched_volume_view;
+template <class T, class Space, class PitchPolicy, class Resource>
+class pitched_volume;
 
 }  // namespace coalesce
