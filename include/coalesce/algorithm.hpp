@@ -66,6 +66,24 @@ __global__ void walk_rows_kernel(pitched_view<T, device_space> view, F f) {
     for (std::size_t c = threadIdx.x; c < cols; c += blockDim.x) f(r, c);
 }
 
+template <class F>
+__global__ void walk_indices_kernel(std::size_t n, F f) {
+  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
+    f(i);
+}
+
+// f(i) for i < n, a thread per index, consecutive threads at consecutive indices.
+template <class F>
+void launch_index_walk(std::size_t n, const F& f, cudaStream_t stream) {
+  if (n == 0) return;
+  constexpr const char* what = "coalesce::for_each_index kernel launch";
+  throw_if_earlier_error(what);
+  constexpr unsigned threads = 256;
+  const unsigned grid = one_wave_grid<walk_indices_kernel<F>>(threads, (n + threads - 1) / threads);
+  walk_indices_kernel<F><<<grid, threads, 0, stream>>>(n, f);
+  throw_if_launch_failed(what);
+}
+
 template <class T, class F>
 void launch_row_walk(pitched_view<T, device_space> view, F f, row_walk shape, cudaStream_t stream,
                      const char* what = "coalesce::for_each_index") {
@@ -112,19 +130,33 @@ void transform_columns(const In& in, const Out& out, std::size_t rows, std::size
 
 // Calls f(r, c) on the device once for every element of `view` (a pitched_view of device
 // memory), asynchronously on `stream`; threadIdx.x runs along columns so a warp's accesses to row
-// r are coalesced. f may capture other views (a stencil reads `in`, writes `out`). Throws
-// coalesce::cuda_error if the launch fails.
+// r are coalesced. f may capture other views (a stencil reads `in`, writes `out`). For a soa_view
+// or a cuda::std::span, f(i) once for every index, consecutive threads at consecutive indices.
+// Throws coalesce::cuda_error if the launch fails.
 template <class View, class F>
 void for_each_index(View view, F f, row_walk shape, cudaStream_t stream = 0) {
   const auto walked = detail::as_walkable(view);
-  if constexpr (detail::for_each_index_view_ok<std::remove_const_t<decltype(walked)>>())
-    detail::launch_row_walk(walked, f, shape, stream);
+  using walked_type = std::remove_const_t<decltype(walked)>;
+  if constexpr (detail::for_each_index_view_ok<walked_type>()) {
+    static_assert(detail::is_pitched_view_v<walked_type>,
+                  "coalesce::for_each_index: a row_walk shapes the walk of a pitched view's rows; a soa_view or span "
+                  "is walked one index per thread");
+    if constexpr (detail::is_pitched_view_v<walked_type>) detail::launch_row_walk(walked, f, shape, stream);
+  }
 }
 template <class View, class F>
 void for_each_index(View view, F f, cudaStream_t stream = 0) {
   const auto walked = detail::as_walkable(view);
-  if constexpr (detail::for_each_index_view_ok<std::remove_const_t<decltype(walked)>>())
-    detail::launch_row_walk(walked, f, default_row_walk(walked.cols()), stream);
+  using walked_type = std::remove_const_t<decltype(walked)>;
+  if constexpr (detail::for_each_index_view_ok<walked_type>()) {
+    if constexpr (detail::is_pitched_view_v<walked_type>) {
+      detail::launch_row_walk(walked, f, default_row_walk(walked.cols()), stream);
+    } else {
+      using walk = detail::walk_of<walked_type>;
+      detail::require_device_columns(walk::columns(walked), 1, walk::cols(walked), "coalesce::for_each_index");
+      detail::launch_index_walk(walk::cols(walked), f, stream);
+    }
+  }
 }
 
 
@@ -301,6 +333,18 @@ void for_each(pitched_matrix<T, Space, Policy, Resource>& m, F f) {
 template <class T, class Space, class Policy, class Resource, class F>
 void for_each(pitched_matrix<T, Space, Policy, Resource>& m, F f, cudaStream_t stream) {
   detail::for_each_in_container(m, f, stream);
+}
+
+// for_each_index(view, f(i)) over a device soa_vector, on the vector's stream (or on `stream`).
+template <class T, class Space, class Resource, class F>
+void for_each_index(soa_vector<T, Space, Resource>& v, F f) {
+  for_each_index(v, f, v.stream());
+}
+template <class T, class Space, class Resource, class F>
+void for_each_index(soa_vector<T, Space, Resource>& v, F f, cudaStream_t stream) {
+  static_assert(std::is_same_v<Space, device_space>,
+                "coalesce::for_each_index: the soa_vector is in host_space, whose memory the GPU cannot read");
+  if constexpr (std::is_same_v<Space, device_space>) for_each_index(v.view(), f, stream);
 }
 
 // for_each_index(view, f(r, c)) over a device pitched_matrix, on the matrix's stream (or on

@@ -599,3 +599,24 @@ TEST_CASE("an error an earlier CUDA call left uncollected is reported as earlier
     ct::check_sync(name);
   }
 }
+
+TEST_CASE("for_each_index calls f(i) once for every index of a soa_view, a span and a soa_vector") {
+  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
+  const std::size_t n = 300007;  // a partial last block
+  coalesce::soa_vector<Particle> particles(n);
+  const auto v = particles.view();
+  coalesce::for_each_index(v, [v] __device__(std::size_t i) {
+    v[i].x = float(i);
+    v[i].vz = -float(i);
+  });
+  ct::device_buffer<std::uint32_t> counts(std::vector<std::uint32_t>(n, 0));
+  const cuda::std::span<std::uint32_t> s(counts.data(), n);
+  coalesce::for_each_index(s, [s] __device__(std::size_t i) { atomicAdd(&s[i], std::uint32_t(i % 1000) + 1); });
+  coalesce::for_each_index(particles, [v] __device__(std::size_t i) { v[i].y = 2.0f * v[i].x; });
+  const auto got = particles.to_vector();
+  const auto hits = counts.download();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (got[i].x != float(i) || got[i].y != 2.0f * float(i) || got[i].vz != -float(i)) FAIL("soa element " << i);
+    if (hits[i] != std::uint32_t(i % 1000) + 1) FAIL("span index " << i << " was visited " << hits[i] << " times' worth");
+  }
+}

@@ -344,15 +344,25 @@ constexpr bool for_each_view_ok() {
   }
 }
 
+// The one-dimensional views, whose for_each_index calls f(i).
+template <class View>
+inline constexpr bool is_index_range_v = false;
+template <class T, class Space>
+inline constexpr bool is_index_range_v<soa_view<T, Space>> = true;
+template <class T, std::size_t Extent>
+inline constexpr bool is_index_range_v<cuda::std::span<T, Extent>> = true;
+
 template <class View>
 constexpr bool for_each_index_view_ok_checked() {
-  constexpr bool pitched = is_pitched_view_v<View>;
-  static_assert(pitched, "coalesce::for_each_index: the view must be a pitched_view (for a pitched_matrix, pass m.view())");
-  if constexpr (pitched) {
-    constexpr bool device = std::is_same_v<typename View::memory_space, device_space>;
+  constexpr bool known = is_pitched_view_v<View> || is_index_range_v<View>;
+  static_assert(known,
+                "coalesce::for_each_index: the view must be a pitched_view or pitched_volume_view (f(r, c), f(z, y, "
+                "x)), or a soa_view or cuda::std::span (f(i)), of device memory; a container works too");
+  if constexpr (known) {
+    constexpr bool device = std::is_same_v<typename view_space<View>::type, device_space>;
     static_assert(device,
-                  "coalesce::for_each_index: the view is of host memory (a pitched_matrix<T, host_space>); the GPU "
-                  "cannot read it: copy it into a device pitched_matrix and pass that one's view()");
+                  "coalesce::for_each_index: the view is of host memory (a host_space container's view); the GPU "
+                  "cannot read it: copy it into a device container and pass that one or its view()");
     return device;
   }
   return false;
