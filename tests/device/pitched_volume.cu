@@ -1,8 +1,8 @@
 // pitched_volume on the device: dense round trips and block copies through cudaMemcpy3DAsync,
 // for_each and transform over a volume's rows and for_each_index with f(z, y, x) over whole
-// volumes and blocks cut in y, exact against a host reference; for_each moves 16-byte vectors of
-// whole rows (16 sectors per request, hardware counters) and DRAM bytes near one read and one
-// write of each element.
+// volumes and blocks cut in y, exact against a host reference; for_each loads whole rows in
+// 16-byte vectors (16 sectors per request, hardware counters), stores the elements only, and moves
+// DRAM bytes near one read and one write of each element.
 #include <coalesce/algorithm.hpp>
 #include <coalesce/pitched_volume.hpp>
 #include <coalesce/testing/testing.hpp>
