@@ -249,6 +249,39 @@ void transform(const T* in, std::size_t size, U* out, F f, cudaStream_t stream =
   }
 }
 
+// --- volumes -----------------------------------------------------------------------------------
+//
+// A pitched_volume_view is walked as its rows (view_adapter in pitched_volume.hpp): for_each and
+// transform take it like any view. for_each_index calls f(z, y, x), threadIdx.x along x.
+
+namespace detail {
+
+// f(z, y, x) for the row walk's (r, c) over a volume's rows, row r = z * height + y.
+template <class F>
+struct volume_index {
+  std::size_t height;
+  std::size_t first_z;
+  F f;
+  COALESCE_DETAIL_EXEC_CHECK_DISABLE
+  COALESCE_HOST_DEVICE void operator()(std::size_t r, std::size_t x) const { f(first_z + r / height, r % height, x); }
+};
+
+}  // namespace detail
+
+// Calls f(z, y, x) on the device once for every element of `volume` (a view of device memory: a
+// whole volume or any block of one), asynchronously on `stream`. A view whose rows are one
+// pitched matrix is one launch; a block cut in y is one launch per slice.
+template <class T, class F>
+void for_each_index(pitched_volume_view<T, device_space> volume, F f, cudaStream_t stream = 0) {
+  if (volume.empty()) return;
+  if (volume.rows_are_one_matrix()) {
+    for_each_index(volume.rows(), detail::volume_index<F>{volume.height(), 0, f}, stream);
+  } else {
+    for (std::size_t z = 0; z < volume.depth(); ++z)
+      for_each_index(volume.slice(z), detail::volume_index<F>{volume.height(), z, f}, stream);
+  }
+}
+
 // --- containers ------------------------------------------------------------------------------
 //
 // for_each, transform and for_each_index also take a soa_vector or pitched_matrix of device
@@ -270,6 +303,8 @@ template <class T, class S, class R>
 struct is_container<soa_vector<T, S, R>> : std::true_type {};
 template <class T, class S, class P, class R>
 struct is_container<pitched_matrix<T, S, P, R>> : std::true_type {};
+template <class T, class S, class P, class R>
+struct is_container<pitched_volume<T, S, P, R>> : std::true_type {};
 
 // Whether an algorithm's argument is device memory as far as a container can say (the view
 // overloads check views).
@@ -295,13 +330,13 @@ void for_each_in_container(Container& container, const F& f, cudaStream_t stream
   if constexpr (device) coalesce::for_each(container.view(), f, stream);
 }
 
-template <class Matrix, class F>
-void for_each_index_in_matrix(Matrix& matrix, const F& f, row_walk shape, cudaStream_t stream) {
-  constexpr bool device = container_on_device<Matrix>();
+template <class Container, class F, class... Shape>
+void for_each_index_in_container(Container& container, const F& f, cudaStream_t stream, Shape... shape) {
+  constexpr bool device = container_on_device<Container>();
   static_assert(device,
-                "coalesce::for_each_index: the pitched_matrix is in host_space, whose memory the GPU cannot read; "
-                "copy it into a device pitched_matrix (copy_from_async from a pinned one) and pass that");
-  if constexpr (device) coalesce::for_each_index(matrix.view(), f, shape, stream);
+                "coalesce::for_each_index: the container is in host_space, whose memory the GPU cannot read; copy it "
+                "into a device container (assign_async or copy_from_async from a pinned one) and pass that");
+  if constexpr (device) coalesce::for_each_index(container.view(), f, shape..., stream);
 }
 
 template <class In, class Out, class F>
@@ -338,32 +373,30 @@ void for_each(pitched_matrix<T, Space, Policy, Resource>& m, F f, cudaStream_t s
 // for_each_index(view, f(i)) over a device soa_vector, on the vector's stream (or on `stream`).
 template <class T, class Space, class Resource, class F>
 void for_each_index(soa_vector<T, Space, Resource>& v, F f) {
-  for_each_index(v, f, v.stream());
+  detail::for_each_index_in_container(v, f, v.stream());
 }
 template <class T, class Space, class Resource, class F>
 void for_each_index(soa_vector<T, Space, Resource>& v, F f, cudaStream_t stream) {
-  static_assert(std::is_same_v<Space, device_space>,
-                "coalesce::for_each_index: the soa_vector is in host_space, whose memory the GPU cannot read");
-  if constexpr (std::is_same_v<Space, device_space>) for_each_index(v.view(), f, stream);
+  detail::for_each_index_in_container(v, f, stream);
 }
 
 // for_each_index(view, f(r, c)) over a device pitched_matrix, on the matrix's stream (or on
 // `stream`), with coalesce's row walk or `shape`.
 template <class T, class Space, class Policy, class Resource, class F>
 void for_each_index(pitched_matrix<T, Space, Policy, Resource>& m, F f) {
-  detail::for_each_index_in_matrix(m, f, default_row_walk(m.cols()), m.stream());
+  detail::for_each_index_in_container(m, f, m.stream());
 }
 template <class T, class Space, class Policy, class Resource, class F>
 void for_each_index(pitched_matrix<T, Space, Policy, Resource>& m, F f, cudaStream_t stream) {
-  detail::for_each_index_in_matrix(m, f, default_row_walk(m.cols()), stream);
+  detail::for_each_index_in_container(m, f, stream);
 }
 template <class T, class Space, class Policy, class Resource, class F>
 void for_each_index(pitched_matrix<T, Space, Policy, Resource>& m, F f, row_walk shape) {
-  detail::for_each_index_in_matrix(m, f, shape, m.stream());
+  detail::for_each_index_in_container(m, f, m.stream(), shape);
 }
 template <class T, class Space, class Policy, class Resource, class F>
 void for_each_index(pitched_matrix<T, Space, Policy, Resource>& m, F f, row_walk shape, cudaStream_t stream) {
-  detail::for_each_index_in_matrix(m, f, shape, stream);
+  detail::for_each_index_in_container(m, f, stream, shape);
 }
 
 // transform(in_view, out_view, f) with a device container on either side or both: a soa_vector
@@ -410,59 +443,22 @@ void transform(In in, pitched_matrix<U, S, P, R>& out, F f, cudaStream_t stream)
   detail::transform_with_containers(in, out, f, stream);
 }
 
-// --- volumes -----------------------------------------------------------------------------------
-//
-// A pitched_volume_view is walked as its rows (view_adapter in pitched_volume.hpp): for_each and
-// transform take it like any view. for_each_index calls f(z, y, x), threadIdx.x along x.
-
-namespace detail {
-
-// f(z, y, x) for the row walk's (r, c) over a volume's rows, row r = z * height + y.
-template <class F>
-struct volume_index {
-  std::size_t height;
-  std::size_t first_z;
-  F f;
-  COALESCE_DETAIL_EXEC_CHECK_DISABLE
-  COALESCE_HOST_DEVICE void operator()(std::size_t r, std::size_t x) const { f(first_z + r / height, r % height, x); }
-};
-
-}  // namespace detail
-
-// Calls f(z, y, x) on the device once for every element of `volume` (a view of device memory: a
-// whole volume or any block of one), asynchronously on `stream`. A view whose rows are one
-// pitched matrix is one launch; a block cut in y is one launch per slice.
-template <class T, class F>
-void for_each_index(pitched_volume_view<T, device_space> volume, F f, cudaStream_t stream = 0) {
-  if (volume.empty()) return;
-  if (volume.rows_are_one_matrix()) {
-    for_each_index(volume.rows(), detail::volume_index<F>{volume.height(), 0, f}, stream);
-  } else {
-    for (std::size_t z = 0; z < volume.depth(); ++z)
-      for_each_index(volume.slice(z), detail::volume_index<F>{volume.height(), z, f}, stream);
-  }
-}
-
 // The same for a device pitched_volume, on its stream (or on `stream`); for_each over one.
 template <class T, class Space, class Policy, class Resource, class F>
 void for_each_index(pitched_volume<T, Space, Policy, Resource>& v, F f) {
-  for_each_index(v, f, v.stream());
+  detail::for_each_index_in_container(v, f, v.stream());
 }
 template <class T, class Space, class Policy, class Resource, class F>
 void for_each_index(pitched_volume<T, Space, Policy, Resource>& v, F f, cudaStream_t stream) {
-  static_assert(std::is_same_v<Space, device_space>,
-                "coalesce::for_each_index: the pitched_volume is in host_space, whose memory the GPU cannot read");
-  if constexpr (std::is_same_v<Space, device_space>) for_each_index(v.view(), f, stream);
+  detail::for_each_index_in_container(v, f, stream);
 }
 template <class T, class Space, class Policy, class Resource, class F>
 void for_each(pitched_volume<T, Space, Policy, Resource>& v, F f) {
-  for_each(v, f, v.stream());
+  detail::for_each_in_container(v, f, v.stream());
 }
 template <class T, class Space, class Policy, class Resource, class F>
 void for_each(pitched_volume<T, Space, Policy, Resource>& v, F f, cudaStream_t stream) {
-  static_assert(std::is_same_v<Space, device_space>,
-                "coalesce::for_each: the pitched_volume is in host_space, whose memory the GPU cannot read");
-  if constexpr (std::is_same_v<Space, device_space>) for_each(v.view(), f, stream);
+  detail::for_each_in_container(v, f, stream);
 }
 
 }  // namespace coalesce
