@@ -148,6 +148,7 @@ constexpr bool named_in_order(Check check) {
     }                                                                                                           \
   }
 
+// A field's member of the proxy: a reference, or the proxy of a field that splits into leaves.
 #define COALESCE_DETAIL_NAMED_FIELD(unused, name) \
-  ::coalesce::detail::qualify_like_t<coalesce_qualified, decltype(coalesce_type::name)>& name;
+  ::coalesce::detail::member_reference_t<coalesce_qualified, decltype(coalesce_type::name)> name;
 #define COALESCE_DETAIL_MEMBER_POINTER(unused, name) , &coalesce_type::name
