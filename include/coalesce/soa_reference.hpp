@@ -181,11 +181,11 @@ COALESCE_HOST_DEVICE decltype(auto) reference_leaf(const P& p) {
 // Gather (every leaf of `to` from the proxy) and scatter (every leaf of `from` into the columns).
 template <class T, class P, std::size_t... L>
 COALESCE_HOST_DEVICE void gather_leaves(T& to, const P& p, std::index_sequence<L...>) {
-  ((struct_leaf<L>(to) = reference_leaf<L>(p)), ...);
+  ((field_leaf<L>(to) = reference_leaf<L>(p)), ...);
 }
 template <class P, class T, std::size_t... L>
 COALESCE_HOST_DEVICE void scatter_leaves(const P& p, const T& from, std::index_sequence<L...>) {
-  ((reference_leaf<L>(p) = struct_leaf<L>(from)), ...);
+  ((reference_leaf<L>(p) = field_leaf<L>(from)), ...);
 }
 
 // The base of a struct's proxy: gather, scatter and get<I>. Derived holds the members.
@@ -230,6 +230,9 @@ struct struct_reference_base : soa_reference_tag {
   COALESCE_HOST_DEVICE const Derived& derived() const { return static_cast<const Derived&>(*this); }
 };
 
+// Selects the constructor of a COALESCE_FIELDS proxy that takes its members, in field order.
+struct members_tag {};
+
 // The base of the named proxies COALESCE_FIELDS generates.
 template <class Derived, class Q>
 struct named_soa_reference : struct_reference_base<Derived, Q> {};
@@ -269,10 +272,13 @@ class no_COALESCE_FIELDS_for : public struct_reference_base<no_COALESCE_FIELDS_f
 // COALESCE_FIELDS, since CUDA names their fields x, y, z, w.
 template <class Q, class V, std::size_t N = count_fields<V>()>
 struct vector_reference;
-#define COALESCE_DETAIL_VECTOR_REFERENCE(N, ...)                                                            \
+#define COALESCE_DETAIL_VECTOR_REFERENCE(N, Members, ...)                                                   \
   template <class Q, class V>                                                                               \
   struct vector_reference<Q, V, N> : struct_reference_base<vector_reference<Q, V, N>, Q> {                  \
-    __VA_ARGS__                                                                                             \
+    COALESCE_DETAIL_UNPAREN(Members)                                                                        \
+    template <class Source>                                                                                 \
+    COALESCE_HOST_DEVICE explicit vector_reference(const Source& at) : __VA_ARGS__ {}                       \
+    vector_reference(const vector_reference&) = default;                                                    \
     COALESCE_HOST_DEVICE const vector_reference& operator=(const V& v) const {                              \
       this->assign(v);                                                                                      \
       return *this;                                                                                         \
@@ -283,11 +289,17 @@ struct vector_reference;
     }                                                                                                       \
   };
 #define COALESCE_DETAIL_COMPONENT(name) qualify_like_t<Q, decltype(V::name)>& name;
-COALESCE_DETAIL_VECTOR_REFERENCE(1, COALESCE_DETAIL_COMPONENT(x))
-COALESCE_DETAIL_VECTOR_REFERENCE(2, COALESCE_DETAIL_COMPONENT(x) COALESCE_DETAIL_COMPONENT(y))
-COALESCE_DETAIL_VECTOR_REFERENCE(3, COALESCE_DETAIL_COMPONENT(x) COALESCE_DETAIL_COMPONENT(y) COALESCE_DETAIL_COMPONENT(z))
-COALESCE_DETAIL_VECTOR_REFERENCE(4, COALESCE_DETAIL_COMPONENT(x) COALESCE_DETAIL_COMPONENT(y) COALESCE_DETAIL_COMPONENT(z)
-                                        COALESCE_DETAIL_COMPONENT(w))
+#define COALESCE_DETAIL_FROM(name, index) name(at.template leaf<index>())
+COALESCE_DETAIL_VECTOR_REFERENCE(1, (COALESCE_DETAIL_COMPONENT(x)), COALESCE_DETAIL_FROM(x, 0))
+COALESCE_DETAIL_VECTOR_REFERENCE(2, (COALESCE_DETAIL_COMPONENT(x) COALESCE_DETAIL_COMPONENT(y)),
+                                 COALESCE_DETAIL_FROM(x, 0), COALESCE_DETAIL_FROM(y, 1))
+COALESCE_DETAIL_VECTOR_REFERENCE(3, (COALESCE_DETAIL_COMPONENT(x) COALESCE_DETAIL_COMPONENT(y) COALESCE_DETAIL_COMPONENT(z)),
+                                 COALESCE_DETAIL_FROM(x, 0), COALESCE_DETAIL_FROM(y, 1), COALESCE_DETAIL_FROM(z, 2))
+COALESCE_DETAIL_VECTOR_REFERENCE(4, (COALESCE_DETAIL_COMPONENT(x) COALESCE_DETAIL_COMPONENT(y) COALESCE_DETAIL_COMPONENT(z)
+                                         COALESCE_DETAIL_COMPONENT(w)),
+                                 COALESCE_DETAIL_FROM(x, 0), COALESCE_DETAIL_FROM(y, 1), COALESCE_DETAIL_FROM(z, 2),
+                                 COALESCE_DETAIL_FROM(w, 3))
+#undef COALESCE_DETAIL_FROM
 #undef COALESCE_DETAIL_COMPONENT
 #undef COALESCE_DETAIL_VECTOR_REFERENCE
 
@@ -329,8 +341,8 @@ class array_reference : public array_reference_tag {
 // view[i].pos[k] as for a C array, and the struct's value as a whole.
 template <class Q>
 class array_struct_reference : public soa_reference_tag,
-                               public array_reference<Q, field_type_t<std::remove_const_t<Q>, 0>> {
-  using elements = array_reference<Q, field_type_t<std::remove_const_t<Q>, 0>>;
+                               public array_reference<Q, wrapped_array_t<std::remove_const_t<Q>>> {
+  using elements = array_reference<Q, wrapped_array_t<std::remove_const_t<Q>>>;
 
  public:
   using value_type = std::remove_const_t<Q>;
@@ -343,12 +355,12 @@ class array_struct_reference : public soa_reference_tag,
   }
   COALESCE_HOST_DEVICE operator value_type() const {
     value_type v{};
-    gather_leaves(v, static_cast<const elements&>(*this), std::make_index_sequence<leaf_count_v<value_type>>{});
+    gather_leaves(v, static_cast<const elements&>(*this), std::make_index_sequence<leaf_count_of<value_type>()>{});
     return v;
   }
   COALESCE_HOST_DEVICE const array_struct_reference& operator=(const value_type& v) const {
     static_assert(!std::is_const_v<Q>, "coalesce::soa_view<const T>: its elements are read-only");
-    scatter_leaves(static_cast<const elements&>(*this), v, std::make_index_sequence<leaf_count_v<value_type>>{});
+    scatter_leaves(static_cast<const elements&>(*this), v, std::make_index_sequence<leaf_count_of<value_type>()>{});
     return *this;
   }
   COALESCE_HOST_DEVICE const array_struct_reference& operator=(const array_struct_reference& other) const {
@@ -356,16 +368,6 @@ class array_struct_reference : public soa_reference_tag,
   }
   array_struct_reference(const array_struct_reference&) = default;
 };
-
-// Whether S's one field is an array (std::array, cuda::std::array).
-template <class S>
-constexpr bool wraps_array() {
-  if constexpr (struct_splits<S>() && count_fields<S>() == 1) {
-    return std::is_array_v<field_type_t<S, 0>> && splits_v<field_type_t<S, 0>>;
-  } else {
-    return false;
-  }
-}
 
 // The proxy of struct Q: the one COALESCE_FIELDS named, else a vector type's, else an array
 // wrapper's, else the positional one.
@@ -376,7 +378,7 @@ constexpr reference_kind reference_kind_of() {
     return reference_kind::named;
   } else if constexpr (is_cuda_vector_type_v<T>) {
     return reference_kind::vector;
-  } else if constexpr (wraps_array<T>()) {
+  } else if constexpr (wraps_array<T>() && !keep_whole<T>::value) {
     return reference_kind::array;
   } else {
     return reference_kind::positional;
@@ -480,13 +482,21 @@ COALESCE_HOST_DEVICE typename reference_for<Q>::type make_reference(const Source
   using T = std::remove_const_t<Q>;
   using R = typename reference_for<Q>::type;
   if constexpr (std::is_base_of_v<array_reference_tag, R>) {
-    return make_array<R, leaf_count_v<T>>(at);
-  } else if constexpr (flat_v<T> && !std::is_same_v<R, no_COALESCE_FIELDS_for<Q>>) {
-    return R{{}, at.template leaf<I>()...};
+    return make_array<R, leaf_count_of<T>()>(at);
   } else if constexpr (std::is_same_v<R, no_COALESCE_FIELDS_for<Q>>) {
-    return R(typename R::members(make_member<Q, field_type_t<T, I>>(shift<leaf_starts_v<T>.at[I]>(at))...));
+    if constexpr (flat_v<T>) {
+      return R(typename R::members(at.template leaf<I>()...));
+    } else {
+      return R(typename R::members(make_member<Q, field_type_t<T, I>>(shift<leaf_starts_v<T>.at[I]>(at))...));
+    }
+  } else if constexpr (has_named_fields<T>::value) {
+    if constexpr (flat_v<T>) {
+      return R(members_tag{}, at.template leaf<I>()...);
+    } else {
+      return R(members_tag{}, make_member<Q, field_type_t<T, I>>(shift<leaf_starts_v<T>.at[I]>(at))...);
+    }
   } else {
-    return R{{}, make_member<Q, field_type_t<T, I>>(shift<leaf_starts_v<T>.at[I]>(at))...};
+    return R(at);  // a vector type's: its components are its leaves
   }
 }
 

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <type_traits>
+#include <utility>  // std::tuple_size, std::tuple_element
 
 namespace coalesce {
 
@@ -26,13 +27,48 @@ struct keep_whole : std::false_type {};
 
 namespace coalesce::detail {
 
+// Whether F declares itself tuple-like (std::tuple_size<F>), as std::array and cuda::std::array
+// do: a structured binding then calls get<I> instead of naming F's members.
+template <class F, class = void>
+struct is_tuple_like : std::false_type {};
+template <class F>
+struct is_tuple_like<F, std::void_t<decltype(std::tuple_size<F>::value)>> : std::true_type {};
+
+// Whether F is an array in a struct, as std::array<E, N> and cuda::std::array<E, N> are: an
+// aggregate whose one member is E[N]. Such a struct is pointer-interconvertible with that member
+// (standard layout, first member), so its leaves are those of the array.
+template <class F>
+constexpr bool wraps_array() {
+  if constexpr (std::is_class_v<F> && std::is_aggregate_v<F> && std::is_standard_layout_v<F> &&
+                is_tuple_like<F>::value) {
+    if constexpr (std::tuple_size<F>::value > 0 && count_fields<F>() == 1) {
+      using element = typename std::tuple_element<0, F>::type;
+      return sizeof(F) == std::tuple_size<F>::value * sizeof(element);
+    } else {
+      return false;
+    }
+  } else {
+    return false;
+  }
+}
+template <class F>
+using wrapped_array_t = typename std::tuple_element<0, F>::type[std::tuple_size<F>::value];
+
+// The array a wrapper (wraps_array) holds, qualified like it.
+template <class X>
+COALESCE_HOST_DEVICE constexpr auto& wrapped_array(X& x) {
+  using array = std::conditional_t<std::is_const_v<X>, const wrapped_array_t<std::remove_const_t<X>>,
+                                   wrapped_array_t<std::remove_const_t<X>>>;
+  return reinterpret_cast<array&>(x);
+}
+
 // Whether a struct field of type F splits into its fields: an aggregate of 1 to max_fields
 // ordinary fields that coalesce can reflect. Anything else (a class with constructors, a union,
 // bit-fields) stays one column, as every field did before fields were split.
 template <class F>
 constexpr bool struct_splits() {
   if constexpr (std::is_class_v<F> && std::is_aggregate_v<F> && !std::is_union_v<F> && !std::is_empty_v<F> &&
-                std::is_copy_assignable_v<F>) {
+                std::is_copy_assignable_v<F> && !is_tuple_like<F>::value) {
     constexpr std::size_t n = count_fields<F>();
     if constexpr (n >= 1 && n <= max_fields) {
       return fields_fill_struct<F>();
@@ -44,13 +80,16 @@ constexpr bool struct_splits() {
   }
 }
 
-// Whether a field of type F is split into leaf columns: C arrays, and the structs above.
+// Whether a field of type F is split into leaf columns: C arrays, arrays in a struct, and the
+// structs above.
 template <class F>
 constexpr bool field_splits() {
   if constexpr (keep_whole<F>::value) {
     return false;
   } else if constexpr (std::is_array_v<F>) {
     return std::extent_v<F> > 0;
+  } else if constexpr (wraps_array<F>()) {
+    return true;
   } else {
     return struct_splits<F>();
   }
@@ -84,6 +123,8 @@ constexpr std::size_t leaf_count_of() {
     return 1;
   } else if constexpr (std::is_array_v<F>) {
     return std::extent_v<F> * leaf_count_of<std::remove_extent_t<F>>();
+  } else if constexpr (wraps_array<F>()) {
+    return leaf_count_of<wrapped_array_t<F>>();
   } else {
     return leaf_starts_v<F>.at[count_fields<F>()];
   }
@@ -130,6 +171,8 @@ COALESCE_HOST_DEVICE constexpr auto& field_leaf(X& x) {
   } else if constexpr (std::is_array_v<F>) {
     constexpr std::size_t per_element = leaf_count_of<std::remove_extent_t<F>>();
     return field_leaf<L % per_element>(x[L / per_element]);
+  } else if constexpr (wraps_array<F>()) {
+    return field_leaf<L>(wrapped_array(x));
   } else {
     return struct_leaf<L>(x);
   }
@@ -163,6 +206,8 @@ constexpr bool arrays_of_leaves() {
   } else if constexpr (std::is_array_v<F>) {
     using element = std::remove_extent_t<F>;
     return !splits_v<element> || (std::is_array_v<element> && arrays_of_leaves<element>());
+  } else if constexpr (wraps_array<F>()) {
+    return arrays_of_leaves<wrapped_array_t<F>>();
   } else {
     return fields_hold_arrays_of_leaves<F>(std::make_index_sequence<count_fields<F>()>{});
   }
