@@ -355,12 +355,12 @@ class array_struct_reference : public soa_reference_tag,
   }
   COALESCE_HOST_DEVICE operator value_type() const {
     value_type v{};
-    gather_leaves(v, static_cast<const elements&>(*this), std::make_index_sequence<leaf_count_of<value_type>()>{});
+    gather_leaves(v, static_cast<const elements&>(*this), std::make_index_sequence<leaf_count_of_v<value_type>>{});
     return v;
   }
   COALESCE_HOST_DEVICE const array_struct_reference& operator=(const value_type& v) const {
     static_assert(!std::is_const_v<Q>, "coalesce::soa_view<const T>: its elements are read-only");
-    scatter_leaves(static_cast<const elements&>(*this), v, std::make_index_sequence<leaf_count_of<value_type>()>{});
+    scatter_leaves(static_cast<const elements&>(*this), v, std::make_index_sequence<leaf_count_of_v<value_type>>{});
     return *this;
   }
   COALESCE_HOST_DEVICE const array_struct_reference& operator=(const array_struct_reference& other) const {
@@ -378,7 +378,7 @@ constexpr reference_kind reference_kind_of() {
     return reference_kind::named;
   } else if constexpr (is_cuda_vector_type_v<T>) {
     return reference_kind::vector;
-  } else if constexpr (wraps_array<T>() && !keep_whole<T>::value) {
+  } else if constexpr (wraps_array_v<T> && !keep_whole<T>::value) {
     return reference_kind::array;
   } else {
     return reference_kind::positional;
@@ -471,7 +471,7 @@ COALESCE_HOST_DEVICE member_reference_t<Q, F> make_member(const Source& at) {
   if constexpr (!splits_v<F>) {
     return at.template leaf<0>();
   } else if constexpr (std::is_array_v<F>) {
-    return make_array<member_reference_t<Q, F>, leaf_count_of<F>()>(at);
+    return make_array<member_reference_t<Q, F>, leaf_count_of_v<F>>(at);
   } else {
     return make_reference<qualify_like_t<Q, F>>(at);
   }
@@ -482,7 +482,7 @@ COALESCE_HOST_DEVICE typename reference_for<Q>::type make_reference(const Source
   using T = std::remove_const_t<Q>;
   using R = typename reference_for<Q>::type;
   if constexpr (std::is_base_of_v<array_reference_tag, R>) {
-    return make_array<R, leaf_count_of<T>()>(at);
+    return make_array<R, leaf_count_of_v<T>>(at);
   } else if constexpr (std::is_same_v<R, no_COALESCE_FIELDS_for<Q>>) {
     if constexpr (flat_v<T>) {
       return R(typename R::members(at.template leaf<I>()...));

@@ -52,6 +52,8 @@ constexpr bool wraps_array() {
   }
 }
 template <class F>
+inline constexpr bool wraps_array_v = wraps_array<F>();
+template <class F>
 using wrapped_array_t = typename std::tuple_element<0, F>::type[std::tuple_size<F>::value];
 
 // The array a wrapper (wraps_array) holds, qualified like it.
@@ -130,6 +132,9 @@ constexpr std::size_t leaf_count_of() {
   }
 }
 
+template <class F>
+inline constexpr std::size_t leaf_count_of_v = leaf_count_of<F>();
+
 // The leaves of struct S (its own fields are always split: S is an element type). 1 for a type
 // that cannot be one, so that check_soa_element's message is the only one.
 template <class S>
@@ -169,9 +174,9 @@ COALESCE_HOST_DEVICE constexpr auto& field_leaf(X& x) {
   if constexpr (!splits_v<F>) {
     return x;
   } else if constexpr (std::is_array_v<F>) {
-    constexpr std::size_t per_element = leaf_count_of<std::remove_extent_t<F>>();
+    constexpr std::size_t per_element = leaf_count_of_v<std::remove_extent_t<F>>;
     return field_leaf<L % per_element>(x[L / per_element]);
-  } else if constexpr (wraps_array<F>()) {
+  } else if constexpr (wraps_array_v<F>) {
     return field_leaf<L>(wrapped_array(x));
   } else {
     return struct_leaf<L>(x);
