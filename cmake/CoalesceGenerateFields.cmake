@@ -49,6 +49,24 @@ COALESCE_HOST_DEVICE constexpr auto tie_fields(T& t, field_count_constant<${n}>)
 endforeach()
 
 string(APPEND text "
+// takes_braces<T>(field_count_constant<N>): std::true_type when T{{}, ..., {}} with N empty
+// braces compiles (T has at least N fields), else std::false_type. Only used in decltype.
+template <class T>
+std::false_type takes_braces(...);
+")
+math(EXPR probe_max "${max_fields} + 1")
+foreach(n RANGE 1 ${probe_max})
+  set(braces "")
+  foreach(i RANGE 1 ${n})
+    list(APPEND braces "{}")
+  endforeach()
+  list(JOIN braces ", " braces)
+  string(APPEND text "template <class T>
+auto takes_braces(field_count_constant<${n}>) -> decltype(void(T{${braces}}), std::true_type{});
+")
+endforeach()
+
+string(APPEND text "
 // declared_field_types(t, field_count_constant<N>): the declared types of the N fields, from a
 // binding by value (which, unlike tie_fields, also works for bit-fields). Only used in decltype.
 ")

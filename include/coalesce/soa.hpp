@@ -3,10 +3,14 @@
 // what kernels take. view[i] stands for element i: get<I>(view[i]) or, after
 // COALESCE_FIELDS(Particle, x, y, ...), view[i].x is a reference into the x column, so a kernel
 // body written for Particle* compiles unchanged and each field access is a coalesced column access.
+// A field that is a struct, a CUDA vector type, a C array or a (cuda::)std::array is split into
+// one column per leaf (Body { float3 pos, vel; float mass; } is seven float columns), and
+// view[i].pos.x, view[i].p[k] are references into them; coalesce::keep_whole<F> keeps a type whole.
 //
 // T: any aggregate (a struct with public fields, no constructors, no virtuals) of up to 24
-// trivially copyable fields, none of them a reference, const, a bit-field or a C array (use
-// cuda::std::array for those), and no member with an alignas of its own. Host-capable: soa_vector<T, host_space> needs no GPU and no nvcc.
+// trivially copyable fields, none of them a reference, const, a bit-field or an array of
+// structs, and no member with an alignas of its own. Host-capable: soa_vector<T, host_space>
+// needs no GPU and no nvcc.
 #pragma once
 
 // The parts, one concept each: what view[i] is, the macro that names fields, the view and its

@@ -54,13 +54,14 @@ struct alignas(16) convert_staging {
   unsigned char bytes[chunk_bytes + 15];
 };
 
-template <class T, std::size_t... I>
-__device__ void scatter_fields(const T& element, const soa_view<T>& soa, std::size_t index, std::index_sequence<I...>) {
-  ((soa.template column<I>()[index] = get_leaf<I>(tie_fields(element))), ...);
+// One element's leaves into the columns, and back.
+template <class T, std::size_t... L>
+__device__ void scatter_fields(const T& element, const soa_view<T>& soa, std::size_t index, std::index_sequence<L...>) {
+  ((soa.template leaf_column<L>()[index] = struct_leaf<L>(element)), ...);
 }
-template <class T, std::size_t... I>
-__device__ void gather_fields(T& element, const soa_view<const T>& soa, std::size_t index, std::index_sequence<I...>) {
-  ((get_leaf<I>(tie_fields(element)) = soa.template column<I>()[index]), ...);
+template <class T, std::size_t... L>
+__device__ void gather_fields(T& element, const soa_view<const T>& soa, std::size_t index, std::index_sequence<L...>) {
+  ((struct_leaf<L>(element) = soa.template leaf_column<L>()[index]), ...);
 }
 
 // Calls body(first, count) for each chunk of the n elements that is this block's: one chunk per
@@ -85,7 +86,7 @@ __global__ void __launch_bounds__(convert_threads) aos_to_soa_kernel(const T* ao
     __syncthreads();
     const T* elements = reinterpret_cast<const T*>(stage);
     for (unsigned e = threadIdx.x; e < count; e += blockDim.x)
-      scatter_fields(elements[e], soa, first + e, std::make_index_sequence<field_count_v<T>>{});
+      scatter_fields(elements[e], soa, first + e, std::make_index_sequence<leaf_count_v<T>>{});
     __syncthreads();  // the next chunk overwrites the stage
   });
 }
@@ -96,7 +97,7 @@ __global__ void __launch_bounds__(convert_threads) soa_to_aos_kernel(soa_view<co
                                      [&](unsigned char* stage, std::size_t first, std::size_t count) {
     T* elements = reinterpret_cast<T*>(stage);
     for (unsigned e = threadIdx.x; e < count; e += blockDim.x)
-      gather_fields(elements[e], soa, first + e, std::make_index_sequence<field_count_v<T>>{});
+      gather_fields(elements[e], soa, first + e, std::make_index_sequence<leaf_count_v<T>>{});
     __syncthreads();
     block_copy<convert_threads, convert_staging<T>::chunk_bytes, Aligned16>(reinterpret_cast<unsigned char*>(aos + first),
                                                                             stage, count * sizeof(T));
@@ -109,12 +110,12 @@ __global__ void __launch_bounds__(convert_threads) soa_to_aos_kernel(soa_view<co
 template <class T>
 __global__ void __launch_bounds__(convert_threads) aos_to_soa_by_element_kernel(const T* aos, soa_view<T> soa) {
   for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < soa.size(); i += std::size_t(gridDim.x) * blockDim.x)
-    scatter_fields(aos[i], soa, i, std::make_index_sequence<field_count_v<T>>{});
+    scatter_fields(aos[i], soa, i, std::make_index_sequence<leaf_count_v<T>>{});
 }
 template <class T>
 __global__ void __launch_bounds__(convert_threads) soa_to_aos_by_element_kernel(soa_view<const T> soa, T* aos) {
   for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < soa.size(); i += std::size_t(gridDim.x) * blockDim.x)
-    gather_fields(aos[i], soa, i, std::make_index_sequence<field_count_v<T>>{});
+    gather_fields(aos[i], soa, i, std::make_index_sequence<leaf_count_v<T>>{});
 }
 
 // Launches `aligned` (for an array of structs at a 16-byte-aligned address) or `unaligned`, one

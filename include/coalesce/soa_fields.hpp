@@ -130,11 +130,13 @@ constexpr bool named_in_order(Check check) {
     if constexpr (std::is_const_v<coalesce_qualified>) {                                                       \
       struct reference : ::coalesce::detail::named_soa_reference<reference, coalesce_qualified> {               \
         COALESCE_DETAIL_FOR_EACH(COALESCE_DETAIL_NAMED_FIELD, _, __VA_ARGS__)                                   \
+        COALESCE_DETAIL_NAMED_CONSTRUCTORS(__VA_ARGS__)                                                         \
       };                                                                                                        \
       return ::coalesce::detail::type_identity<reference>{};                                                    \
     } else {                                                                                                    \
       struct reference : ::coalesce::detail::named_soa_reference<reference, coalesce_qualified> {               \
         COALESCE_DETAIL_FOR_EACH(COALESCE_DETAIL_NAMED_FIELD, _, __VA_ARGS__)                                   \
+        COALESCE_DETAIL_NAMED_CONSTRUCTORS(__VA_ARGS__)                                                         \
         COALESCE_HOST_DEVICE const reference& operator=(const coalesce_type& value) const {                     \
           this->assign(value);                                                                                  \
           return *this;                                                                                         \
@@ -148,6 +150,19 @@ constexpr bool named_in_order(Check check) {
     }                                                                                                           \
   }
 
+// The proxy's constructors: from its members in field order (a local class has no member
+// templates, so the members are made outside), and a copy (declared, since the proxy declares
+// its assignment).
+#define COALESCE_DETAIL_NAMED_CONSTRUCTORS(...)                                                                \
+  COALESCE_HOST_DEVICE explicit reference(                                                                    \
+      ::coalesce::detail::members_tag COALESCE_DETAIL_FOR_EACH(COALESCE_DETAIL_MEMBER_PARAMETER, _, __VA_ARGS__)) \
+      : ::coalesce::detail::named_soa_reference<reference, coalesce_qualified>{}                              \
+            COALESCE_DETAIL_FOR_EACH(COALESCE_DETAIL_MEMBER_INIT, _, __VA_ARGS__) {}                          \
+  reference(const reference&) = default;
+#define COALESCE_DETAIL_MEMBER_PARAMETER(unused, name) \
+  , ::coalesce::detail::member_reference_t<coalesce_qualified, decltype(coalesce_type::name)> coalesce_##name
+#define COALESCE_DETAIL_MEMBER_INIT(unused, name) , name(coalesce_##name)
+// A field's member of the proxy: a reference, or the proxy of a field that splits into leaves.
 #define COALESCE_DETAIL_NAMED_FIELD(unused, name) \
-  ::coalesce::detail::qualify_like_t<coalesce_qualified, decltype(coalesce_type::name)>& name;
+  ::coalesce::detail::member_reference_t<coalesce_qualified, decltype(coalesce_type::name)> name;
 #define COALESCE_DETAIL_MEMBER_POINTER(unused, name) , &coalesce_type::name

@@ -1,5 +1,6 @@
 // coalesce: soa_vector, the owning structure-of-arrays container: one allocation, one
-// 256-byte-aligned column per field, in host or device memory. Host-capable; included by
+// 256-byte-aligned column per leaf (per field, with structs, vector types and arrays split into
+// theirs), in host or device memory. Host-capable; included by
 // <coalesce/soa.hpp>.
 #pragma once
 
@@ -25,13 +26,14 @@ namespace detail {
 
 // Byte offsets of each column in a soa_vector's single allocation of `capacity` elements: every
 // column starts on a 256-byte boundary and is padded to one, so 16-byte vector access to the
-// last element of any column stays inside the allocation.
-template <class T, std::size_t... I>
-column_array<std::size_t, sizeof...(I) + 1> column_offsets(std::size_t capacity, std::index_sequence<I...>) {
-  constexpr std::size_t field_bytes[] = {sizeof(field_type_t<T, I>)...};
-  column_array<std::size_t, sizeof...(I) + 1> offsets{};
+// last element of any column stays inside the allocation. Columns of one type are therefore
+// equally far apart, which the proxy of an array field relies on.
+template <class T, std::size_t... L>
+column_array<std::size_t, sizeof...(L) + 1> column_offsets(std::size_t capacity, std::index_sequence<L...>) {
+  constexpr std::size_t field_bytes[] = {sizeof(leaf_type_t<T, L>)...};
+  column_array<std::size_t, sizeof...(L) + 1> offsets{};
   std::size_t at = 0;
-  for (std::size_t k = 0; k < sizeof...(I); ++k) {
+  for (std::size_t k = 0; k < sizeof...(L); ++k) {
     offsets[k] = at;
     const std::size_t column = checked_round_up(
         checked_multiply(capacity, field_bytes[k], "coalesce::soa_vector: a column of"), allocation_alignment,
@@ -40,16 +42,16 @@ column_array<std::size_t, sizeof...(I) + 1> column_offsets(std::size_t capacity,
       throw std::length_error("coalesce::soa_vector: " + std::to_string(capacity) + " elements overflow std::size_t");
     at += column;
   }
-  offsets[sizeof...(I)] = at;
+  offsets[sizeof...(L)] = at;
   return offsets;
 }
 
 }  // namespace detail
 
 // An owning structure-of-arrays vector of T in `Space`: one allocation, one 256-byte-aligned
-// column per field. Copies between spaces and the growth of device vectors are ordered on the
-// resource's stream (stream()), and so are coalesce's algorithms handed the vector; its view
-// carries no stream. Which calls wait for that stream:
+// column per leaf of T (leaf_count_v<T>). Copies between spaces and the growth of device vectors
+// are ordered on the resource's stream (stream()), and so are coalesce's algorithms handed the
+// vector; its view carries no stream. Which calls wait for that stream:
 //   - to_vector, assign and construction into host_space from a device vector wait (host code
 //     reads the elements next); so does a copy from pageable host memory, until it is staged;
 //   - assign_async never waits, and neither does assign into a device vector from device or
@@ -76,6 +78,7 @@ class soa_vector {
   using reference = soa_reference_t<T>;
   using const_reference = soa_reference_t<const T>;
   static constexpr std::size_t field_count = detail::field_count_v<T>;
+  static constexpr std::size_t leaf_count = detail::leaf_count_v<T>;
 
   soa_vector() = default;
   explicit soa_vector(const Resource& resource) : storage_(resource, 0, allocation_alignment) {}
@@ -238,31 +241,31 @@ class soa_vector {
   friend class soa_vector;
 
   template <class Pointer>
-  column_array<Pointer, field_count> columns() const noexcept {
-    column_array<Pointer, field_count> result{};
+  column_array<Pointer, leaf_count> columns() const noexcept {
+    column_array<Pointer, leaf_count> result{};
     if (capacity_ == 0) return result;
-    const auto offsets = detail::column_offsets<T>(capacity_, std::make_index_sequence<field_count>{});
+    const auto offsets = detail::column_offsets<T>(capacity_, std::make_index_sequence<leaf_count>{});
     auto* base = static_cast<unsigned char*>(storage_.get());
-    for (std::size_t i = 0; i < field_count; ++i) result[i] = base + offsets[i];
+    for (std::size_t i = 0; i < leaf_count; ++i) result[i] = base + offsets[i];
     return result;
   }
 
   // Takes storage for `count` elements (on an empty vector).
   void allocate(std::size_t count) {
-    const auto offsets = detail::column_offsets<T>(count, std::make_index_sequence<field_count>{});
-    detail::owned_bytes<Resource>(resource(), offsets[field_count], allocation_alignment).swap(storage_);
+    const auto offsets = detail::column_offsets<T>(count, std::make_index_sequence<leaf_count>{});
+    detail::owned_bytes<Resource>(resource(), offsets[leaf_count], allocation_alignment).swap(storage_);
     capacity_ = count;
   }
 
   // Copies `count` elements of every column, ordered on `on`.
   template <class FromSpace, class Pointers>
   void copy_columns_from(const Pointers& from, std::size_t count, cudaStream_t on) {
-    copy_columns_from<FromSpace>(from, count, on, std::make_index_sequence<field_count>{});
+    copy_columns_from<FromSpace>(from, count, on, std::make_index_sequence<leaf_count>{});
   }
-  template <class FromSpace, class Pointers, std::size_t... I>
-  void copy_columns_from(const Pointers& from, std::size_t count, cudaStream_t on, std::index_sequence<I...>) {
+  template <class FromSpace, class Pointers, std::size_t... L>
+  void copy_columns_from(const Pointers& from, std::size_t count, cudaStream_t on, std::index_sequence<L...>) {
     const auto to = columns<void*>();
-    (detail::copy_rows<Space, FromSpace>(to[I], 0, from[I], 0, count * sizeof(detail::field_type_t<T, I>), 1, on), ...);
+    (detail::copy_rows<Space, FromSpace>(to[L], 0, from[L], 0, count * sizeof(detail::leaf_type_t<T, L>), 1, on), ...);
   }
 
   void check_same_size(std::size_t source_size, const char* operation) const {
@@ -300,13 +303,13 @@ class soa_vector {
   // Elements [first, last) = T{}, column by column: each column is filled by doubling copies, so
   // this needs no kernel.
   void fill_value_initialized(std::size_t first, std::size_t last) {
-    fill_value_initialized(first, last, std::make_index_sequence<field_count>{});
+    fill_value_initialized(first, last, std::make_index_sequence<leaf_count>{});
   }
-  template <std::size_t... I>
-  void fill_value_initialized(std::size_t first, std::size_t last, std::index_sequence<I...>) {
+  template <std::size_t... L>
+  void fill_value_initialized(std::size_t first, std::size_t last, std::index_sequence<L...>) {
     const T value{};
     const auto to = columns<void*>();
-    (fill_column(static_cast<detail::field_type_t<T, I>*>(to[I]) + first, last - first, detail::get_leaf<I>(detail::tie_fields(value))),
+    (fill_column(static_cast<detail::leaf_type_t<T, L>*>(to[L]) + first, last - first, detail::struct_leaf<L>(value)),
      ...);
   }
   template <class F>

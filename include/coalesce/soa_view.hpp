@@ -1,5 +1,6 @@
-// coalesce: soa_view, a non-owning view of structure-of-arrays columns (one pointer per field),
-// and its iterator. What kernels take. Host-capable; included by <coalesce/soa.hpp>.
+// coalesce: soa_view, a non-owning view of structure-of-arrays columns (one pointer per leaf:
+// per field, with fields that are structs, vector types or arrays split into theirs), and its
+// iterator. What kernels take. Host-capable; included by <coalesce/soa.hpp>.
 //
 // A unit that only holds kernels can include this header alone: it brings the view, view[i] and
 // COALESCE_FIELDS, and none of the container's host headers (<string>, <stdexcept>, <vector>),
@@ -31,7 +32,7 @@ namespace coalesce {
 template <class T, class Space = device_space>
 class soa_view;
 
-// A fixed array of N values, one per column: a soa_view's column pointers in field order (a
+// A fixed array of N values, one per column: a soa_view's column pointers in leaf order (a
 // plain aggregate, not cuda::std::array: no libcu++ here, see detail/fields.hpp).
 template <class P, std::size_t N>
 struct column_array {
@@ -89,7 +90,7 @@ class soa_iterator {
   std::size_t index_ = 0;
 };
 
-// A non-owning view of `size()` elements stored as columns: one pointer per field. Trivially
+// A non-owning view of `size()` elements stored as columns: one pointer per leaf. Trivially
 // copyable, so kernels take it by value; soa_view<const T> is read-only. Space says where the
 // columns live: a view of device memory (the default, what kernels and algorithms take) and a
 // view of host memory are different types, so host memory cannot reach a kernel unnoticed.
@@ -106,30 +107,35 @@ class soa_view {
   using memory_space = Space;
   using reference = soa_reference_t<T>;
   using iterator = soa_iterator<T, Space>;
+  // T's own fields, and the columns they are stored in (leaf_count_v<T>).
   static constexpr std::size_t field_count = detail::field_count_v<value_type>;
-  using column_pointers = column_array<std::conditional_t<std::is_const_v<T>, const void*, void*>, field_count>;
+  static constexpr std::size_t leaf_count = detail::leaf_count_v<value_type>;
+  using column_pointers = column_array<std::conditional_t<std::is_const_v<T>, const void*, void*>, leaf_count>;
 
  private:
   static_assert(detail::check_soa_element<value_type>());
-  template <std::size_t I>
-  using column_type = detail::qualify_like_t<T, detail::field_type_t<value_type, I>>;
+  template <std::size_t L>
+  using leaf_type = detail::qualify_like_t<T, detail::leaf_type_t<value_type, L>>;
 
  public:
   soa_view() = default;
-  // Columns given as untyped pointers in field order, each holding at least `size` elements.
+  // Columns given as untyped pointers in leaf order, each holding at least `size` elements; the
+  // columns of one array field equally far apart (checked under COALESCE_DEBUG), as soa_vector
+  // lays them out.
   COALESCE_HOST_DEVICE soa_view(const column_pointers& columns, std::size_t size) : columns_(columns), size_(size) {}
   // A read-only view of a writable one.
   template <class U, std::enable_if_t<std::is_same_v<const U, T> && !std::is_same_v<U, T>, int> = 0>
   COALESCE_HOST_DEVICE soa_view(const soa_view<U, Space>& other) : size_(other.size()) {
-    for (std::size_t i = 0; i < field_count; ++i) columns_[i] = other.columns()[i];
+    for (std::size_t i = 0; i < leaf_count; ++i) columns_[i] = other.columns()[i];
   }
 
   COALESCE_HOST_DEVICE std::size_t size() const noexcept { return size_; }
   COALESCE_HOST_DEVICE bool empty() const noexcept { return size_ == 0; }
   COALESCE_HOST_DEVICE const column_pointers& columns() const noexcept { return columns_; }
 
-  // The column of a field, as a raw pointer (256-byte aligned for a soa_vector's view): Key is a
-  // field index (column<0>()) or a pointer to member (column<&Particle::x>()).
+  // The column of a field that is one column, as a raw pointer (256-byte aligned for a
+  // soa_vector's view): Key is a field index (column<0>()) or a pointer to member
+  // (column<&Particle::x>()). A field split into leaves has one column per leaf: leaf_column.
   template <auto Key>
   COALESCE_HOST_DEVICE auto* column() const noexcept {
     if constexpr (std::is_member_object_pointer_v<decltype(Key)>) {
@@ -138,8 +144,21 @@ class soa_view {
       return column<index>();
     } else {
       static_assert(std::size_t(Key) < field_count, "coalesce::soa_view::column<I>: I is not a field index of T");
-      return static_cast<column_type<std::size_t(Key)>*>(columns_[std::size_t(Key)]);
+      if constexpr (std::size_t(Key) < field_count) {
+        static_assert(!detail::splits_v<detail::field_type_t<value_type, std::size_t(Key)>>,
+                      "coalesce::soa_view::column: this field of T is a struct, a vector type or an array, stored "
+                      "as one column per leaf; take those with leaf_column<coalesce::first_leaf_v<T, I> + k>()");
+        return leaf_column<detail::leaf_starts_v<value_type>.at[std::size_t(Key)]>();
+      } else {
+        return static_cast<leaf_type<0>*>(nullptr);  // after the assertion's message: no second error
+      }
     }
+  }
+  // Column L, L < leaf_count: leaf L of T (coalesce::leaf_t<T, L>), as a raw pointer.
+  template <std::size_t L>
+  COALESCE_HOST_DEVICE leaf_type<L>* leaf_column() const noexcept {
+    static_assert(L < leaf_count, "coalesce::soa_view::leaf_column<L>: L is not a leaf index of T");
+    return static_cast<leaf_type<L>*>(columns_[L]);
   }
 
   // Element i: references into every column. Precondition: i < size() (checked under
@@ -158,17 +177,19 @@ class soa_view {
   COALESCE_HOST_DEVICE iterator end() const { return iterator(*this, size_); }
 
  private:
+  // The leaves of element i: column L at i.
+  struct leaves_at {
+    const soa_view& view;
+    std::size_t i;
+    template <std::size_t L>
+    COALESCE_HOST_DEVICE leaf_type<L>& leaf() const {
+      return view.template leaf_column<L>()[i];
+    }
+  };
+
   COALESCE_HOST_DEVICE reference element(std::size_t i) const {
     COALESCE_ASSERT(i < size_, "coalesce::soa_view: index out of range");
-    return element(i, std::make_index_sequence<field_count>{});
-  }
-  template <std::size_t... I>
-  COALESCE_HOST_DEVICE reference element(std::size_t i, std::index_sequence<I...>) const {
-    if constexpr (detail::has_named_fields<value_type>::value) {
-      return reference{{}, column<I>()[i]...};
-    } else {
-      return reference(detail::make_ref_tuple(column<I>()[i]...));
-    }
+    return detail::make_reference<T>(leaves_at{*this, i});
   }
 
   column_pointers columns_{};

@@ -66,6 +66,15 @@ struct Double3 {
 struct Five {
   float a, b, c, d, e;
 };
+}  // namespace odd_chunks
+
+// Kept whole: these cases measure the walk over 24- and 20-byte columns.
+template <>
+struct coalesce::keep_whole<odd_chunks::Double3> : std::true_type {};
+template <>
+struct coalesce::keep_whole<odd_chunks::Five> : std::true_type {};
+
+namespace odd_chunks {
 // A 24-byte column makes N = 1 (24-byte chunks); without it, the 20-byte column makes N = 2
 // (40-byte chunks). Neither chunk is whole 16-byte words: they are read directly, not staged.
 struct Wide {

@@ -45,3 +45,22 @@ TEST_CASE("COALESCE_DEBUG catches an out-of-range soa element") {
   REQUIRE_THROWS_AS(v[4], std::logic_error);
   REQUIRE_THROWS_AS(v.view()[100], std::logic_error);
 }
+
+namespace {
+struct with_array {
+  float p[3];
+};
+}  // namespace
+
+TEST_CASE("COALESCE_DEBUG catches an array field index out of range, and a hand-built view whose array columns are not equally far apart") {
+  coalesce::soa_vector<with_array, host_space> v(4);
+  const auto view = v.view();
+  REQUIRE_NOTHROW(coalesce::get<0>(view[1])[2] = 1.0f);
+  REQUIRE_THROWS_AS(coalesce::get<0>(view[1])[3], std::logic_error);
+  float columns[3][4] = {};
+  const coalesce::soa_view<with_array, host_space> even({{columns[0], columns[1], columns[2]}}, 4);
+  REQUIRE_NOTHROW(coalesce::get<0>(even[3])[2] = 2.0f);
+  REQUIRE(columns[2][3] == 2.0f);
+  const coalesce::soa_view<with_array, host_space> uneven({{columns[0], columns[2], columns[1]}}, 4);
+  REQUIRE_THROWS_AS(uneven[0], std::logic_error);
+}

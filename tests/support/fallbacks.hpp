@@ -33,6 +33,15 @@ using coalesce_test::same;
 struct Vec3f {
   float x, y, z;
 };
+
+}  // namespace coalesce_test::fallbacks
+
+// Kept whole: this case measures the walk over 12-byte columns, which a user who keeps a type
+// whole still gets (a split Vec3f would be the aligned case below).
+template <>
+struct coalesce::keep_whole<coalesce_test::fallbacks::Vec3f> : std::true_type {};
+
+namespace coalesce_test::fallbacks {
 // Positions and velocities as 12-byte columns: 4 elements a chunk, three 16-byte accesses each.
 struct Body {
   Vec3f pos;

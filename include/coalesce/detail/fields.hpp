@@ -1,6 +1,6 @@
 // coalesce::detail: the fields of an aggregate, without macros. The field count is the largest N
-// for which T{x1, ..., xN} compiles with an "anything" initializer; the fields themselves come
-// from a structured binding of that size. Users never include this header.
+// for which T{{}, ..., {}} compiles with N empty braces; the fields themselves come from a
+// structured binding of that size. Users never include this header.
 //
 // No libcu++ here: including any <cuda/std/...> header adds about 2 s to an nvcc compile (measured
 // with CUDA 13.0), which alone would double the cost of a small kernel unit; soa.hpp promises at
@@ -64,46 +64,37 @@ COALESCE_HOST_DEVICE constexpr ref_tuple<F&...> make_ref_tuple(F&... fields) {
   return ref_tuple<F&...>(fields...);
 }
 
-// Converts to any field type; only ever used in unevaluated brace-initialization tests.
-struct any_field {
-  template <class U>
-  constexpr operator U() const noexcept;
-};
-
-template <class T, class Indices, class = void>
-struct brace_constructible_from : std::false_type {};
-template <class T, std::size_t... I>
-struct brace_constructible_from<T, std::index_sequence<I...>, std::void_t<decltype(T{(void(I), any_field{})...})>>
-    : std::true_type {};
-
-// The number of fields of aggregate T, or max_fields + 1 when it has more than coalesce supports.
-// (any_field converts to every field type, so a field that is itself an aggregate takes one
-// initializer and brace elision never splits it; C arrays are the exception, see soa.hpp.)
-template <class T, std::size_t N = max_fields + 1>
-COALESCE_HOST_DEVICE constexpr std::size_t count_fields() {
-  if constexpr (N == 0) {
-    return 0;
-  } else if constexpr (brace_constructible_from<T, std::make_index_sequence<N>>::value) {
-    return N;
-  } else {
-    return count_fields<T, N - 1>();
-  }
-}
-
 // The declared types of T's fields, as declared_field_types returns them.
 template <class... F>
 struct type_list {};
 
 }  // namespace coalesce::detail
 
-// tie_fields and declared_field_types for every field count, and the macro helpers that count
-// and walk COALESCE_FIELDS's names: one of each per count, so generated.
+// tie_fields, declared_field_types and takes_braces for every field count, and the macro helpers
+// that count and walk COALESCE_FIELDS's names: one of each per count, so generated.
 #include <coalesce/detail/generated_fields.hpp>
 
 namespace coalesce::detail {
 
 static_assert(generated_max_fields == max_fields,
               "detail/generated_fields.hpp is out of date: run cmake/CoalesceGenerateFields.cmake");
+
+// The number of fields of aggregate T, or max_fields + 1 when it has more than coalesce supports:
+// the largest N for which T{{}, ..., {}} with N empty braces compiles. Each brace initializes one
+// field, whatever its type: an expression in its place would be split by brace elision over the
+// elements of an array field (float p[3] would count as three fields, and the structured binding
+// of that many would not compile). Initializing every field from {} is what T{} does, which
+// soa_vector needs anyway for its new elements.
+template <class T, std::size_t N = max_fields + 1>
+COALESCE_HOST_DEVICE constexpr std::size_t count_fields() {
+  if constexpr (N == 0) {
+    return 0;
+  } else if constexpr (decltype(takes_braces<T>(field_count_constant<N>{}))::value) {
+    return N;
+  } else {
+    return count_fields<T, N - 1>();
+  }
+}
 
 // Where the fields' declared types would put them, laid out in order with their alignments and
 // rounded up to T's alignment. Equal to sizeof(T) for any struct of ordinary fields; smaller

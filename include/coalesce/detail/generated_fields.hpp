@@ -130,6 +130,61 @@ COALESCE_HOST_DEVICE constexpr auto tie_fields(T& t, field_count_constant<24>) {
   return make_ref_tuple(f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21, f22, f23);
 }
 
+// takes_braces<T>(field_count_constant<N>): std::true_type when T{{}, ..., {}} with N empty
+// braces compiles (T has at least N fields), else std::false_type. Only used in decltype.
+template <class T>
+std::false_type takes_braces(...);
+template <class T>
+auto takes_braces(field_count_constant<1>) -> decltype(void(T{{}}), std::true_type{});
+template <class T>
+auto takes_braces(field_count_constant<2>) -> decltype(void(T{{}, {}}), std::true_type{});
+template <class T>
+auto takes_braces(field_count_constant<3>) -> decltype(void(T{{}, {}, {}}), std::true_type{});
+template <class T>
+auto takes_braces(field_count_constant<4>) -> decltype(void(T{{}, {}, {}, {}}), std::true_type{});
+template <class T>
+auto takes_braces(field_count_constant<5>) -> decltype(void(T{{}, {}, {}, {}, {}}), std::true_type{});
+template <class T>
+auto takes_braces(field_count_constant<6>) -> decltype(void(T{{}, {}, {}, {}, {}, {}}), std::true_type{});
+template <class T>
+auto takes_braces(field_count_constant<7>) -> decltype(void(T{{}, {}, {}, {}, {}, {}, {}}), std::true_type{});
+template <class T>
+auto takes_braces(field_count_constant<8>) -> decltype(void(T{{}, {}, {}, {}, {}, {}, {}, {}}), std::true_type{});
+template <class T>
+auto takes_braces(field_count_constant<9>) -> decltype(void(T{{}, {}, {}, {}, {}, {}, {}, {}, {}}), std::true_type{});
+template <class T>
+auto takes_braces(field_count_constant<10>) -> decltype(void(T{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}}), std::true_type{});
+template <class T>
+auto takes_braces(field_count_constant<11>) -> decltype(void(T{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}), std::true_type{});
+template <class T>
+auto takes_braces(field_count_constant<12>) -> decltype(void(T{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}), std::true_type{});
+template <class T>
+auto takes_braces(field_count_constant<13>) -> decltype(void(T{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}), std::true_type{});
+template <class T>
+auto takes_braces(field_count_constant<14>) -> decltype(void(T{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}), std::true_type{});
+template <class T>
+auto takes_braces(field_count_constant<15>) -> decltype(void(T{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}), std::true_type{});
+template <class T>
+auto takes_braces(field_count_constant<16>) -> decltype(void(T{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}), std::true_type{});
+template <class T>
+auto takes_braces(field_count_constant<17>) -> decltype(void(T{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}), std::true_type{});
+template <class T>
+auto takes_braces(field_count_constant<18>) -> decltype(void(T{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}), std::true_type{});
+template <class T>
+auto takes_braces(field_count_constant<19>) -> decltype(void(T{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}), std::true_type{});
+template <class T>
+auto takes_braces(field_count_constant<20>) -> decltype(void(T{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}), std::true_type{});
+template <class T>
+auto takes_braces(field_count_constant<21>) -> decltype(void(T{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}), std::true_type{});
+template <class T>
+auto takes_braces(field_count_constant<22>) -> decltype(void(T{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}), std::true_type{});
+template <class T>
+auto takes_braces(field_count_constant<23>) -> decltype(void(T{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}), std::true_type{});
+template <class T>
+auto takes_braces(field_count_constant<24>) -> decltype(void(T{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}), std::true_type{});
+template <class T>
+auto takes_braces(field_count_constant<25>) -> decltype(void(T{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}), std::true_type{});
+
 // declared_field_types(t, field_count_constant<N>): the declared types of the N fields, from a
 // binding by value (which, unlike tie_fields, also works for bit-fields). Only used in decltype.
 template <class T>

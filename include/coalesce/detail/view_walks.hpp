@@ -23,17 +23,18 @@
 
 namespace coalesce::detail {
 
-// The columns of a soa_view<T> (T or const T), loaded chunk by chunk into registers.
+// The columns of a soa_view<T> (T or const T), loaded chunk by chunk into registers: one per
+// leaf of T ("field" below is a leaf, a column).
 template <class T>
 struct soa_columns {
   using value_type = std::remove_const_t<T>;
-  static constexpr std::size_t fields = field_count_v<value_type>;
+  static constexpr std::size_t fields = leaf_count_v<value_type>;
   using field_indices = std::make_index_sequence<fields>;
 
   template <std::size_t... I>
   static constexpr unsigned fewest_chunk_elements(std::index_sequence<I...>) {
     unsigned n = 16;
-    ((n = chunk_elements_for(sizeof(field_type_t<value_type, I>)) < n ? chunk_elements_for(sizeof(field_type_t<value_type, I>)) : n), ...);
+    ((n = chunk_elements_for(sizeof(leaf_type_t<value_type, I>)) < n ? chunk_elements_for(sizeof(leaf_type_t<value_type, I>)) : n), ...);
     return n;
   }
   // 16-byte accesses to the widest column (a float column moves 4 elements a chunk, a double
@@ -52,7 +53,7 @@ struct soa_columns {
   // read directly, in the widest access their alignment allows). Up to 40 KiB of staging per
   // block; a struct with more such columns reads them directly.
   template <unsigned N, std::size_t I>
-  using chunk_of = vector_chunk<field_type_t<value_type, I>, N>;
+  using chunk_of = vector_chunk<leaf_type_t<value_type, I>, N>;
   template <unsigned N, std::size_t I>
   static constexpr bool multi_access = sizeof(chunk_of<N, I>) > 16 && sizeof(chunk_of<N, I>) % 16 == 0;
   template <unsigned N, std::size_t... I>
@@ -81,10 +82,10 @@ struct soa_columns {
   // What f receives for an element in registers: the type view[i] has, so a functor written for
   // view[i] (p.x += p.vx * dt) works unchanged.
   COALESCE_DEVICE COALESCE_FORCEINLINE static soa_reference_t<value_type> element(value_type& v) {
-    return reference_to(v, field_indices{});
+    return make_reference<value_type>(value_leaves<value_type>{v});
   }
   COALESCE_DEVICE COALESCE_FORCEINLINE static soa_reference_t<const value_type> element(const value_type& v) {
-    return reference_to(v, field_indices{});
+    return make_reference<const value_type>(value_leaves<const value_type>{v});
   }
   COALESCE_DEVICE COALESCE_FORCEINLINE soa_reference_t<T> element_at(grid_position p) const { return view[p.col]; }
   COALESCE_DEVICE COALESCE_FORCEINLINE static constexpr bool live(grid_position, unsigned) { return true; }
@@ -92,7 +93,7 @@ struct soa_columns {
   // Host side: chunks of N must start at the same element in every column.
   template <unsigned N>
   std::size_t head() const {
-    return aligning_head<field_type_t<value_type, 0>, N>(view.columns()[0]);
+    return aligning_head<leaf_type_t<value_type, 0>, N>(view.columns()[0]);
   }
   template <unsigned N>
   bool aligned_at(std::size_t head, std::size_t) const {
@@ -104,16 +105,6 @@ struct soa_columns {
   }
 
  private:
-  template <class Q, std::size_t... I>
-  COALESCE_DEVICE COALESCE_FORCEINLINE static soa_reference_t<Q> reference_to(Q& element, std::index_sequence<I...>) {
-    auto fields = tie_fields(element);
-    if constexpr (has_named_fields<value_type>::value) {
-      return soa_reference_t<Q>{{}, get_leaf<I>(fields)...};
-    } else {
-      return soa_reference_t<Q>(fields);
-    }
-  }
-
   // The warp's slots for column I's chunks in shared memory (one per lane), and the first of the
   // warp's chunks in the column.
   template <unsigned N, std::size_t I>
@@ -125,7 +116,7 @@ struct soa_columns {
   using column_chunk = std::conditional_t<std::is_const_v<T>, const chunk_of<N, I>, chunk_of<N, I>>;
   template <unsigned N, std::size_t I>
   COALESCE_DEVICE COALESCE_FORCEINLINE column_chunk<N, I>* chunk_at(std::size_t first) const {
-    return reinterpret_cast<column_chunk<N, I>*>(view.template column<I>() + first);
+    return reinterpret_cast<column_chunk<N, I>*>(view.template leaf_column<I>() + first);
   }
 
   template <unsigned N, bool ReadOnly, std::size_t... I>
@@ -147,7 +138,7 @@ struct soa_columns {
             chunk = load_chunk<ReadOnly>(chunk_at<N, I>(first));
           }
 #pragma unroll
-          for (unsigned k = 0; k < N; ++k) get_leaf<I>(tie_fields(out[k])) = chunk.value[k];
+          for (unsigned k = 0; k < N; ++k) struct_leaf<I>(out[k]) = chunk.value[k];
         }(),
         ...);
   }
@@ -161,8 +152,8 @@ struct soa_columns {
           chunk_of<N, I> old_chunk, new_chunk;
 #pragma unroll
           for (unsigned k = 0; k < N; ++k) {
-            old_chunk.value[k] = get_leaf<I>(tie_fields(before[k]));
-            new_chunk.value[k] = get_leaf<I>(tie_fields(after[k]));
+            old_chunk.value[k] = struct_leaf<I>(before[k]);
+            new_chunk.value[k] = struct_leaf<I>(after[k]);
           }
           const bool changed = !same_bits(old_chunk, new_chunk);
           if constexpr (staged_field<N, I>) {
@@ -186,12 +177,13 @@ struct soa_columns {
 
   template <unsigned N, std::size_t... I>
   bool aligned_fields(std::size_t head, std::index_sequence<I...>) const {
-    return (chunks_aligned<field_type_t<value_type, I>, N>(view.columns()[I], head, 1, 0) && ...);
+    return (chunks_aligned<leaf_type_t<value_type, I>, N>(view.columns()[I], head, 1, 0) && ...);
   }
   template <class Visit, std::size_t... I>
   void visit_fields(std::size_t cols, Visit& visit, std::index_sequence<I...>) const {
     if (cols == 0) return;
-    (visit(static_cast<const void*>(view.template column<I>()), static_cast<const void*>(view.template column<I>() + cols)),
+    (visit(static_cast<const void*>(view.template leaf_column<I>()),
+           static_cast<const void*>(view.template leaf_column<I>() + cols)),
      ...);
   }
 };
