@@ -171,6 +171,15 @@ void for_each_index(View view, F f, cudaStream_t stream = 0) {
 // registers; a column is stored back only where f changed its bits, so an in-place update of 3 of
 // 6 columns writes 3, and a read-only f writes nothing. Columns that are not vector-aligned at the
 // same element (a view of other memory) fall back to one coalesced element per thread.
+//
+// The contract, at every position (vector body, head, tail, fallback, staged structs):
+//   - f receives a reference to a copy of its element in registers, never to memory: its
+//     address says nothing about the element's place (no &x - base, no atomics on it);
+//   - what f changed is stored after f returns, and only that; a struct's padding is neither
+//     compared nor changed (its bytes go back as they were read);
+//   - f may read and write its own element only. Another element of the same range may be
+//     loaded, or not yet stored, while f runs: read neighbours from another view (for_each_index
+//     over an output, a stencil's input).
 // Throws coalesce::cuda_error if the launch fails.
 template <class View, class F>
 void for_each(View view, F f, cudaStream_t stream = 0) {

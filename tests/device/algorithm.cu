@@ -620,3 +620,168 @@ TEST_CASE("for_each_index calls f(i) once for every index of a soa_view, a span 
     if (hits[i] != std::uint32_t(i % 1000) + 1) FAIL("span index " << i << " was visited " << hits[i] << " times' worth");
   }
 }
+
+namespace contract {
+// 8 bytes, 3 of them padding: one 8-byte access, walked in chunks.
+struct Tagged {
+  char tag;
+  float value;
+};
+// 24 bytes, 7 of them padding: no single access moves it, so it is staged.
+struct Wide {
+  double a;
+  double b;
+  char tag;
+};
+
+// Marks each element with whether f was handed a reference into the range's memory (1) or into
+// a copy (2).
+template <class T>
+struct mark_where {
+  const T* first;
+  const T* last;
+  __device__ void operator()(T& e) const {
+    const bool in_memory = &e >= first && &e < last;
+    e.tag = in_memory ? 1 : 2;
+  }
+};
+
+// Assigns each element a whole new struct of the same values (the padding of which is anything),
+// and with `bump` changes its value as well.
+struct rebuild_tagged {
+  bool bump;
+  __device__ void operator()(Tagged& e) const { e = Tagged{e.tag, bump ? e.value + 1.0f : e.value}; }
+};
+struct rebuild_wide {
+  bool bump;
+  __device__ void operator()(Wide& e) const { e = Wide{e.a, bump ? e.b + 1.0 : e.b, e.tag}; }
+};
+
+template <class T>
+std::vector<unsigned char> padded_bytes(std::size_t n) {
+  std::vector<unsigned char> bytes(n * sizeof(T), 0xAB);  // padding: 0xAB
+  for (std::size_t i = 0; i < n; ++i) {
+    T e;
+    std::memcpy(&e, &bytes[i * sizeof(T)], sizeof(T));
+    e.tag = 0;
+    if constexpr (std::is_same_v<T, Tagged>) e.value = float(i);
+    else e.a = double(i), e.b = 0.5 * double(i);
+    std::memcpy(&bytes[i * sizeof(T)], &e, sizeof(T));
+  }
+  return bytes;
+}
+
+// Whether every padding byte of the n elements is still 0xAB.
+template <class T>
+bool padding_kept(const std::vector<unsigned char>& bytes, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) {
+    const unsigned char* e = &bytes[i * sizeof(T)];
+    if constexpr (std::is_same_v<T, Tagged>) {
+      for (std::size_t b = 1; b < 4; ++b)
+        if (e[b] != 0xAB) return false;
+    } else {
+      for (std::size_t b = 17; b < 24; ++b)
+        if (e[b] != 0xAB) return false;
+    }
+  }
+  return true;
+}
+}  // namespace contract
+
+TEST_CASE("for_each hands f a copy of its element at every position: chunks, heads and tails, staged structs, soa columns") {
+  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
+  using namespace contract;
+  const std::size_t n = 1001;
+  {
+    const auto bytes = padded_bytes<Tagged>(n + 1);
+    ct::device_buffer<unsigned char> raw(bytes);
+    // From the second element: 8 bytes off 16-byte alignment, so a head and a tail are single elements.
+    Tagged* first = reinterpret_cast<Tagged*>(raw.data()) + 1;
+    coalesce::for_each(cuda::std::span<Tagged>(first, n), mark_where<Tagged>{first, first + n});
+    const auto got = raw.download();
+    for (std::size_t i = 1; i <= n; ++i)
+      if (got[i * sizeof(Tagged)] != 2) FAIL("8-byte element " << i - 1 << " was handed to f in memory");
+  }
+  {
+    const auto bytes = padded_bytes<Wide>(n);
+    ct::device_buffer<unsigned char> raw(bytes);
+    Wide* first = reinterpret_cast<Wide*>(raw.data());
+    coalesce::for_each(cuda::std::span<Wide>(first, n), mark_where<Wide>{first, first + n});
+    const auto got = raw.download();
+    for (std::size_t i = 0; i < n; ++i)
+      if (got[i * sizeof(Wide) + 16] != 2) FAIL("staged element " << i << " was handed to f in memory");
+  }
+  {
+    coalesce::soa_vector<Particle> particles(random_particles(n + 3));
+    auto columns = particles.view().columns();
+    for (auto& column : columns) column = static_cast<float*>(column) + 1;  // every column off alignment: heads and tails
+    const coalesce::soa_view<Particle> v(columns, n);
+    const float* x_first = v.column<&Particle::x>();
+    coalesce::for_each(v, [x_first, n] __device__(coalesce::soa_reference_t<Particle> p) {
+      const bool in_memory = &p.x >= x_first && &p.x < x_first + n;
+      p.vz = in_memory ? 1.0f : 2.0f;
+    });
+    const auto got = particles.to_vector();
+    for (std::size_t i = 1; i <= n; ++i)
+      if (got[i].vz != 2.0f) FAIL("soa element " << i - 1 << " was handed to f in memory");
+  }
+}
+
+TEST_CASE("for_each never compares or stores padding: a struct rebuilt whole keeps its padding bytes, stored only where a value changed") {
+  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
+  using namespace contract;
+  const std::size_t n = 4099;
+  {
+    const auto bytes = padded_bytes<Tagged>(n + 1);
+    ct::device_buffer<unsigned char> raw(bytes);
+    const cuda::std::span<Tagged> all(reinterpret_cast<Tagged*>(raw.data()) + 1, n);
+    coalesce::for_each(all, rebuild_tagged{false});
+    CHECK(raw.download() == bytes);  // nothing changed, padding included
+    coalesce::for_each(all, rebuild_tagged{true});
+    const auto got = raw.download();
+    CHECK(padding_kept<Tagged>(got, n + 1));
+    for (std::size_t i = 1; i <= n; ++i) {
+      Tagged e;
+      std::memcpy(&e, &got[i * sizeof(Tagged)], sizeof(Tagged));
+      if (e.value != float(i - 1) + 1.0f) FAIL("8-byte element " << i - 1 << " holds " << e.value);
+    }
+  }
+  {
+    const auto bytes = padded_bytes<Wide>(n);
+    ct::device_buffer<unsigned char> raw(bytes);
+    const cuda::std::span<Wide> all(reinterpret_cast<Wide*>(raw.data()), n);
+    coalesce::for_each(all, rebuild_wide{false});
+    CHECK(raw.download() == bytes);
+    coalesce::for_each(all, rebuild_wide{true});
+    const auto got = raw.download();
+    CHECK(padding_kept<Wide>(got, n));
+    for (std::size_t i = 0; i < n; ++i) {
+      Wide e;
+      std::memcpy(&e, &got[i * sizeof(Wide)], sizeof(Wide));
+      if (e.b != 0.5 * double(i) + 1.0) FAIL("staged element " << i << " holds " << e.b);
+    }
+  }
+}
+
+TEST_CASE("for_each stores nothing when f rebuilds padded structs with the same values (hardware counters)") {
+  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
+  using namespace contract;
+  const std::size_t n = std::size_t(1) << 20;
+  const auto tagged = padded_bytes<Tagged>(n);
+  const auto wide = padded_bytes<Wide>(n);
+  ct::device_buffer<unsigned char> tagged_raw(tagged), wide_raw(wide);
+  const cuda::std::span<Tagged> t(reinterpret_cast<Tagged*>(tagged_raw.data()), n);
+  const cuda::std::span<Wide> w(reinterpret_cast<Wide*>(wide_raw.data()), n);
+  const auto same_tagged = [t] { coalesce::for_each(t, rebuild_tagged{false}); };
+  const auto same_wide = [w] { coalesce::for_each(w, rebuild_wide{false}); };
+  same_tagged();
+  same_wide();
+  ct::check_sync("rebuilt structs");
+  COALESCE_REQUIRE_COUNTERS(profiler());
+  const auto ct_ = profiler().measure(same_tagged);
+  const auto cw = profiler().measure(same_wide);
+  std::printf("\nfor_each rebuilding padded structs with the same values: global store requests %.0f (8-byte), %.0f (24-byte, staged)\n",
+              ct_.global_store_requests(), cw.global_store_requests());
+  CHECK(ct_.global_store_requests() == 0.0);
+  CHECK(cw.global_store_requests() == 0.0);
+}

@@ -64,6 +64,50 @@ COALESCE_DEVICE COALESCE_FORCEINLINE bool same_bits(const F& a, const F& b) {
   return difference == 0;
 }
 
+// --- padding ------------------------------------------------------------------------------------
+//
+// for_each decides whether to store an element by comparing its bytes before and after f. A
+// struct's padding bytes hold no value, and a copy of the struct need not keep them: f's copy may
+// come back with other bits there. So the comparison, and the store, take the value bytes from
+// f's copy and the padding bytes from what was loaded: padding is never compared, and what is
+// stored back in it is what was there.
+
+template <class T, std::size_t... L>
+constexpr std::size_t leaf_bytes(std::index_sequence<L...>) {
+  return (sizeof(leaf_type_t<T, L>) + ... + std::size_t(0));
+}
+// Whether T is a struct coalesce can reflect whose leaves do not fill it. (A type it cannot
+// reflect - a class with private members - is compared whole.)
+template <class T>
+constexpr bool find_padding() {
+  if constexpr (std::is_class_v<T> && std::is_aggregate_v<T> && !std::is_union_v<T>) {
+    if constexpr (count_fields<T>() >= 1 && count_fields<T>() <= max_fields)
+      return leaf_bytes<T>(std::make_index_sequence<leaf_count_v<T>>{}) < sizeof(T);
+    else
+      return false;
+  } else {
+    return false;
+  }
+}
+template <class T>
+inline constexpr bool has_padding_v = find_padding<T>();
+
+template <class T, std::size_t... L>
+COALESCE_DEVICE COALESCE_FORCEINLINE void copy_leaves(T& to, const T& from, std::index_sequence<L...>) {
+  ((struct_leaf<L>(to) = struct_leaf<L>(from)), ...);
+}
+
+// `after` keeps its values and takes its padding bytes from `before`.
+template <class T>
+COALESCE_DEVICE COALESCE_FORCEINLINE void take_padding_from(const T& before, T& after) {
+  if constexpr (has_padding_v<T>) {
+    T merged;
+    std::memcpy(&merged, &before, sizeof(T));
+    copy_leaves(merged, after, std::make_index_sequence<leaf_count_v<T>>{});
+    std::memcpy(&after, &merged, sizeof(T));
+  }
+}
+
 // Where an element or a chunk starts: its row and its column within the row.
 struct grid_position {
   std::size_t row = 0;
@@ -209,28 +253,41 @@ struct strided_column {
   template <unsigned N>
   static constexpr bool warp_staged = false;
 
+  // Copies are of bytes (memcpy), so that a struct's padding comes and goes as it was.
   template <unsigned N, bool ReadOnly>
   COALESCE_DEVICE COALESCE_FORCEINLINE void load(grid_position p, value_type (&out)[N], unsigned) const {
     const auto chunk = load_chunk<ReadOnly>(reinterpret_cast<const vector_chunk<value_type, N>*>(&at(p)));
-#pragma unroll
-    for (unsigned k = 0; k < N; ++k) out[k] = chunk.value[k];
+    std::memcpy(out, chunk.value, sizeof(out));
   }
   template <unsigned N>
   COALESCE_DEVICE COALESCE_FORCEINLINE void store(grid_position p, const value_type (&in)[N]) const {
     vector_chunk<value_type, N> chunk;
-#pragma unroll
-    for (unsigned k = 0; k < N; ++k) chunk.value[k] = in[k];
+    std::memcpy(chunk.value, in, sizeof(in));
     store_chunk(reinterpret_cast<vector_chunk<value_type, N>*>(&at(p)), chunk);
   }
   template <unsigned N>
   COALESCE_DEVICE COALESCE_FORCEINLINE void store_changed(grid_position p, const value_type (&before)[N],
-                                                          const value_type (&after)[N], unsigned) const {
+                                                          value_type (&after)[N], unsigned) const {
+#pragma unroll
+    for (unsigned k = 0; k < N; ++k) take_padding_from(before[k], after[k]);
     if (!same_bits(before, after)) store<N>(p, after);
   }
-  // What f receives for an element held in registers, and for one in memory.
+  // One element outside the chunks (a head, a tail, a column that never aligns), in the
+  // accesses its own alignment allows.
+  COALESCE_DEVICE COALESCE_FORCEINLINE void load_one(grid_position p, value_type& out) const {
+    std::memcpy(&out, &at(p), sizeof(value_type));
+  }
+  COALESCE_DEVICE COALESCE_FORCEINLINE void store_one_changed(grid_position p, const value_type& before,
+                                                              value_type& after) const {
+    take_padding_from(before, after);
+    if (!same_bits(before, after)) std::memcpy(const_cast<value_type*>(&at(p)), &after, sizeof(value_type));
+  }
+  COALESCE_DEVICE COALESCE_FORCEINLINE void store_one(grid_position p, const value_type& value) const {
+    std::memcpy(const_cast<value_type*>(&at(p)), &value, sizeof(value_type));
+  }
+  // What f receives: an element held in registers.
   COALESCE_DEVICE COALESCE_FORCEINLINE static value_type& element(value_type& v) { return v; }
   COALESCE_DEVICE COALESCE_FORCEINLINE static const value_type& element(const value_type& v) { return v; }
-  COALESCE_DEVICE COALESCE_FORCEINLINE T& element_at(grid_position p) const { return at(p); }
 
   // Host side.
   template <unsigned N>
@@ -311,23 +368,29 @@ struct update_in_place {
   template <unsigned N>
   static constexpr bool warp_cooperative = Columns::template warp_staged<N>;
 
+  // Chunks and single elements alike: f runs on a copy in registers (what it is handed refers to
+  // that copy, never to memory), and what f changed is stored after it returns.
   template <unsigned N>
   COALESCE_DEVICE COALESCE_FORCEINLINE void run(grid_position at, unsigned lanes) const {
     if constexpr (takes_element<F, element_type>()) {
       value_type before[N], after[N];
       columns.template load<N, false>(at, before, lanes);
+      std::memcpy(after, before, sizeof(before));
 #pragma unroll
-      for (unsigned k = 0; k < N; ++k) {
-        after[k] = before[k];
+      for (unsigned k = 0; k < N; ++k)
         if (columns.live(at, k)) f(Columns::element(after[k]));
-      }
       columns.template store_changed<N>(at, before, after, lanes);
     }
   }
   COALESCE_DETAIL_EXEC_CHECK_DISABLE
   COALESCE_DEVICE COALESCE_FORCEINLINE void one(grid_position p) const {
     if constexpr (takes_element<F, element_type>()) {
-      if (columns.live(p, 0)) f(columns.element_at(p));
+      if (!columns.live(p, 0)) return;
+      value_type before, after;
+      columns.load_one(p, before);
+      std::memcpy(&after, &before, sizeof(before));
+      f(Columns::element(after));
+      columns.store_one_changed(p, before, after);
     }
   }
 };
@@ -366,7 +429,10 @@ struct map_columns {
   }
   COALESCE_DETAIL_EXEC_CHECK_DISABLE
   COALESCE_DEVICE COALESCE_FORCEINLINE void one(grid_position p) const {
-    if (in.live(p, 0)) out.element_at(p) = f(in.element_at(p));
+    if (!in.live(p, 0)) return;
+    typename In::value_type x;
+    in.load_one(p, x);
+    out.store_one(p, f(In::element(static_cast<const typename In::value_type&>(x))));
   }
 };
 

@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 namespace coalesce::detail {
@@ -63,11 +64,15 @@ __global__ void __launch_bounds__(staged_threads) staged_for_each_kernel(T* data
     for (unsigned k = 0; k < items; ++k) {
       const std::size_t i = std::size_t(k) * staged_threads + threadIdx.x;
       if (i >= count) break;
-      T value = elements[i];
-      const T before = value;
+      // f runs on a copy in registers, as in every walk; bytes move by memcpy so that padding
+      // is never compared and goes back as it came (chunk_walk.hpp, "padding").
+      T before, value;
+      std::memcpy(&before, &elements[i], sizeof(T));
+      std::memcpy(&value, &before, sizeof(T));
       if constexpr (takes_element<F, T&>()) f(value);
+      take_padding_from(before, value);
       if (!same_bits(value, before)) {
-        elements[i] = value;
+        std::memcpy(&elements[i], &value, sizeof(T));
         changed = true;
       }
     }

@@ -87,7 +87,15 @@ struct soa_columns {
   COALESCE_DEVICE COALESCE_FORCEINLINE static soa_reference_t<const value_type> element(const value_type& v) {
     return make_reference<const value_type>(value_leaves<const value_type>{v});
   }
-  COALESCE_DEVICE COALESCE_FORCEINLINE soa_reference_t<T> element_at(grid_position p) const { return view[p.col]; }
+  // One element outside the chunks (a head, a tail, columns that never align alike), a leaf at a
+  // time; only the leaves whose bits changed are stored.
+  COALESCE_DEVICE COALESCE_FORCEINLINE void load_one(grid_position p, value_type& out) const {
+    load_leaves(p.col, out, field_indices{});
+  }
+  COALESCE_DEVICE COALESCE_FORCEINLINE void store_one_changed(grid_position p, const value_type& before,
+                                                              const value_type& after) const {
+    store_changed_leaves(p.col, before, after, field_indices{});
+  }
   COALESCE_DEVICE COALESCE_FORCEINLINE static constexpr bool live(grid_position, unsigned) { return true; }
 
   // Host side: chunks of N must start at the same element in every column.
@@ -117,6 +125,21 @@ struct soa_columns {
   template <unsigned N, std::size_t I>
   COALESCE_DEVICE COALESCE_FORCEINLINE column_chunk<N, I>* chunk_at(std::size_t first) const {
     return reinterpret_cast<column_chunk<N, I>*>(view.template leaf_column<I>() + first);
+  }
+
+  template <std::size_t... I>
+  COALESCE_DEVICE COALESCE_FORCEINLINE void load_leaves(std::size_t i, value_type& out, std::index_sequence<I...>) const {
+    ((struct_leaf<I>(out) = view.template leaf_column<I>()[i]), ...);
+  }
+  template <std::size_t... I>
+  COALESCE_DEVICE COALESCE_FORCEINLINE void store_changed_leaves(std::size_t i, const value_type& before,
+                                                                 const value_type& after, std::index_sequence<I...>) const {
+    (
+        [&] {
+          if (!same_bits(struct_leaf<I>(before), struct_leaf<I>(after)))
+            view.template leaf_column<I>()[i] = struct_leaf<I>(after);
+        }(),
+        ...);
   }
 
   template <unsigned N, bool ReadOnly, std::size_t... I>
