@@ -68,9 +68,11 @@ COALESCE_DEVICE COALESCE_FORCEINLINE bool same_bits(const F& a, const F& b) {
 //
 // for_each decides whether to store an element by comparing its bytes before and after f. A
 // struct's padding bytes hold no value, and a copy of the struct need not keep them: f's copy may
-// come back with other bits there. So the comparison, and the store, take the value bytes from
-// f's copy and the padding bytes from what was loaded: padding is never compared, and what is
-// stored back in it is what was there.
+// come back with other bits there. So the comparison takes the value bytes from f's copy and the
+// padding bytes from what was loaded: padding is never compared. (The staged walk's stores then
+// write the padding back as read. The vector walk's do not always: on an NVIDIA H200, CUDA 13.0,
+// the padding of changed 8-byte structs read back changed; a copy of a struct whose members are
+// written leaves its padding unspecified, and the compiler uses that.)
 
 template <class T, std::size_t... L>
 constexpr std::size_t leaf_bytes(std::index_sequence<L...>) {
