@@ -336,6 +336,18 @@ constexpr cudaMemcpyKind copy_kind() {
 template <class Space, class Resource>
 inline constexpr bool copies_asynchronously = std::is_same_v<Space, device_space> || is_pinned_resource_v<Resource>;
 
+// What an asynchronous copy between a container in ToSpace (memory from ToResource) and one in
+// FromSpace needs: the device on one side at least (host to host is a memcpy on the calling
+// thread), and no pageable host memory on either (CUDA copies it synchronously, through a
+// staging buffer that a CUDA graph cannot capture).
+template <class ToSpace, class ToResource, class FromSpace, class FromResource>
+struct async_copy_between {
+  static constexpr bool device_involved = std::is_same_v<ToSpace, device_space> || std::is_same_v<FromSpace, device_space>;
+  static constexpr bool host_side_pinned =
+      copies_asynchronously<ToSpace, ToResource> && copies_asynchronously<FromSpace, FromResource>;
+  static constexpr bool possible = device_involved && host_side_pinned;
+};
+
 // Copies `rows` rows of `row_bytes` bytes between pitched buffers, ordered on `stream`. A copy
 // between two host buffers is plain memcpy and needs no CUDA runtime at all. A copy from pageable
 // host memory (a local, a std::vector) returns only once the source has been staged, so the

@@ -351,18 +351,18 @@ class pitched_matrix {
   // streams that it depends on.
   template <class S, class P, class R>
   void copy_from_async(const pitched_matrix<T, S, P, R>& other, cudaStream_t stream) {
-    constexpr bool device_involved = std::is_same_v<Space, device_space> || std::is_same_v<S, device_space>;
+    using copy = detail::async_copy_between<Space, Resource, S, R>;
+    constexpr bool device_involved = copy::device_involved;
     static_assert(device_involved,
                   "coalesce::pitched_matrix::copy_from_async: both matrices are in host_space, and a copy between "
                   "them is a memcpy on the calling thread; use copy_from");
-    constexpr bool host_side_pinned =
-        detail::copies_asynchronously<Space, Resource> && detail::copies_asynchronously<S, R>;
+    constexpr bool host_side_pinned = copy::host_side_pinned;
     static_assert(!device_involved || host_side_pinned,
                   "coalesce::pitched_matrix::copy_from_async: the host_space matrix is pageable, which CUDA copies "
                   "synchronously through a staging buffer and a CUDA graph cannot capture; allocate it with "
                   "coalesce::pinned_resource (pitched_matrix<T, host_space, line_aligned_rows, pinned_resource>), "
                   "or use copy_from");
-    if constexpr (device_involved && host_side_pinned) {
+    if constexpr (copy::possible) {
       check_same_shape(other.rows(), other.cols(), "copy_from_async");
       detail::copy_rows<Space, S>(data(), pitch_, other.data(), other.pitch_bytes(), cols_ * sizeof(T), rows_, stream);
     }

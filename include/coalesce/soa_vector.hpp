@@ -205,17 +205,17 @@ class soa_vector {
   // streams that it depends on.
   template <class S, class R>
   void assign_async(const soa_vector<T, S, R>& other, cudaStream_t stream) {
-    constexpr bool device_involved = std::is_same_v<Space, device_space> || std::is_same_v<S, device_space>;
+    using copy = detail::async_copy_between<Space, Resource, S, R>;
+    constexpr bool device_involved = copy::device_involved;
     static_assert(device_involved,
                   "coalesce::soa_vector::assign_async: both vectors are in host_space, and a copy between them is a "
                   "memcpy on the calling thread; use assign");
-    constexpr bool host_side_pinned =
-        detail::copies_asynchronously<Space, Resource> && detail::copies_asynchronously<S, R>;
+    constexpr bool host_side_pinned = copy::host_side_pinned;
     static_assert(!device_involved || host_side_pinned,
                   "coalesce::soa_vector::assign_async: the host_space vector is pageable, which CUDA copies "
                   "synchronously through a staging buffer and a CUDA graph cannot capture; allocate it with "
                   "coalesce::pinned_resource (soa_vector<T, host_space, pinned_resource>), or use assign");
-    if constexpr (device_involved && host_side_pinned) {
+    if constexpr (copy::possible) {
       check_same_size(other.size(), "assign_async");
       copy_columns_from<S>(other.const_view().columns(), size_, stream);
     }
