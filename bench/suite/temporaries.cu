@@ -64,7 +64,7 @@ void temporaries(runner& r) {
   const auto v = particles.view();
   // Two groups: coalesce's pool against the step alone, then the other resources. Measured in one
   // group, rounds interleaved, the cudaMalloc and default-pool rows slowed the pool row's steps
-  // that followed them (0.904 of the step alone, against 0.995 measured apart and 1.5 us a cycle
+  // that followed them (0.904 of the step alone, against 0.992 measured apart and 1.5 us a cycle
   // on the host clock in tests/device/memory.cu).
   const auto step_alone = candidate{"the step alone: coalesce::for_each(soa_view)", row_role::competitor,
                                     [=](cudaStream_t s) { coalesce::for_each(v, advance{}, s); }};
