@@ -334,8 +334,8 @@ constexpr bool for_each_view_ok_checked() {
   constexpr bool known = view_space<View>::known;
   static_assert(known,
                 "coalesce::for_each: the first argument must be a soa_view, a pitched_view, a cuda::std::span or "
-                "mdspan of device memory, or a type with a coalesce::view_adapter (for a soa_vector or "
-                "pitched_matrix, pass its view())");
+                "mdspan of device memory, a device soa_vector, pitched_matrix or pitched_volume that is not const "
+                "(for_each writes it), or a type with a coalesce::view_adapter");
   if constexpr (known) {
     constexpr bool device = std::is_same_v<typename view_space<View>::type, device_space>;
     static_assert(device,
@@ -397,8 +397,8 @@ constexpr bool transform_views_ok_checked() {
   constexpr bool known = view_space<In>::known && view_space<Out>::known;
   static_assert(known,
                 "coalesce::transform: the input and the output must each be a soa_view, a pitched_view, a "
-                "cuda::std::span or mdspan of device memory, or a type with a coalesce::view_adapter (for a "
-                "soa_vector or pitched_matrix, pass its view())");
+                "cuda::std::span or mdspan of device memory, or a type with a coalesce::view_adapter; a device "
+                "soa_vector or pitched_matrix is taken as the input, a pitched_matrix (not const) as the output");
   if constexpr (known) {
     constexpr bool device = std::is_same_v<typename view_space<In>::type, device_space> &&
                             std::is_same_v<typename view_space<Out>::type, device_space>;
