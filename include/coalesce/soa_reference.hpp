@@ -80,7 +80,7 @@ COALESCE_HOST_DEVICE constexpr bool is_field(F T::*member) {
 template <class T, class F, std::size_t... I>
 COALESCE_HOST_DEVICE constexpr std::size_t field_index(F T::*member, std::index_sequence<I...>) {
   std::size_t index = sizeof...(I);
-  ((is_field<T, I>(member) ? (index = I, true) : false) || ...);
+  (void)((is_field<T, I>(member) ? (index = I, true) : false) || ...);  // stops at the first match
   return index;
 }
 
