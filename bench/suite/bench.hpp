@@ -107,5 +107,6 @@ void pitched_vs_dense(runner& r);
 void transpose_ladder(runner& r);
 void fallbacks(runner& r);    // fallbacks.cu
 void temporaries(runner& r);  // temporaries.cu
+void reductions(runner& r);   // reductions.cu
 
 }  // namespace bench

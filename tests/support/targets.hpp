@@ -19,6 +19,8 @@ inline constexpr double conversion_of_peak = 0.75;
 inline constexpr double column_read_of_peak = 0.80;
 inline constexpr double row_copy_of_peak = 0.80;
 inline constexpr double transpose_of_peak = 0.75;
+// A reduction reads and writes nothing else: read bandwidth near the DRAM peak.
+inline constexpr double reduction_of_peak = 0.90;
 
 // A walk's fallback (a 12-byte field among float columns, a 16-byte struct of 4-byte alignment, an
 // array of structs off 16-byte alignment) against the aligned case of the same work, same run.
