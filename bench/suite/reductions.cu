@@ -23,12 +23,9 @@
 namespace bench {
 namespace {
 
-struct kinetic_energy {
-  template <class P>
-  __host__ __device__ double operator()(const P& p) const {
-    return 0.5 * (double(p.vx) * p.vx + double(p.vy) * p.vy + double(p.vz) * p.vz);
-  }
-};
+using coalesce_test::kinetic_energy;
+using coalesce_test::plus;
+
 struct kinetic_energy_of_zip {
   template <class Tuple>
   __host__ __device__ double operator()(const Tuple& v) const {
@@ -44,9 +41,6 @@ struct kinetic_energy_at {
   __host__ __device__ double operator()(std::size_t i) const {
     return 0.5 * (double(vx[i]) * vx[i] + double(vy[i]) * vy[i] + double(vz[i]) * vz[i]);
   }
-};
-struct plus {
-  __host__ __device__ double operator()(double a, double b) const { return a + b; }
 };
 
 }  // namespace

@@ -17,22 +17,12 @@
 #include <vector>
 
 namespace ct = coalesce::testing;
+using coalesce_test::kinetic_energy;
+using coalesce_test::plus;
 using coalesce_test::random_particles;
 
 namespace {
 
-struct kinetic_energy {
-  template <class P>
-  __host__ __device__ double operator()(const P& p) const {
-    return 0.5 * (double(p.vx) * p.vx + double(p.vy) * p.vy + double(p.vz) * p.vz);
-  }
-};
-struct plus {
-  template <class T>
-  __host__ __device__ T operator()(T a, T b) const {
-    return a + b;
-  }
-};
 struct maximum {
   __host__ __device__ std::int32_t operator()(std::int32_t a, std::int32_t b) const { return a > b ? a : b; }
 };

@@ -26,4 +26,21 @@ inline bool same(const Particle& a, const Particle& b) {
   return a.x == b.x && a.y == b.y && a.z == b.z && a.vx == b.vx && a.vy == b.vy && a.vz == b.vz;
 }
 
+#if COALESCE_CUDA_COMPILER
+// A particle's kinetic energy (unit mass), summed in double: what the reductions reduce. Takes a
+// Particle or a soa_view's proxy of one.
+struct kinetic_energy {
+  template <class P>
+  __host__ __device__ double operator()(const P& p) const {
+    return 0.5 * (double(p.vx) * p.vx + double(p.vy) * p.vy + double(p.vz) * p.vz);
+  }
+};
+struct plus {
+  template <class T>
+  __host__ __device__ T operator()(T a, T b) const {
+    return a + b;
+  }
+};
+#endif
+
 }  // namespace coalesce_test
