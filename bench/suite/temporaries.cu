@@ -11,6 +11,7 @@
 #include "particles.hpp"
 
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace bench {
@@ -39,18 +40,15 @@ bool advanced_once(const std::vector<Particle>& got, const std::vector<Particle>
 }
 
 // One step: the update of `particles`, with a same-size soa_vector from Resource made and freed
-// on the step's stream around it (as a step's scratch: sorted copies, neighbour lists).
+// on the step's stream around it (as a step's scratch: sorted copies, neighbour lists). A
+// resource without a stream (device_synchronous_resource) is made without one.
 template <class Resource>
 void step_with_temporary(coalesce::soa_view<Particle> particles, cudaStream_t s) {
-  coalesce::soa_vector<Particle, coalesce::device_space, Resource> scratch{Resource(s)};
-  scratch.resize_for_overwrite(particles.size());
-  coalesce::for_each(particles, advance{}, s);
-}
-
-// device_synchronous_resource has no stream to take.
-template <>
-void step_with_temporary<coalesce::device_synchronous_resource>(coalesce::soa_view<Particle> particles, cudaStream_t s) {
-  coalesce::soa_vector<Particle, coalesce::device_space, coalesce::device_synchronous_resource> scratch;
+  const auto resource = [s] {
+    if constexpr (std::is_constructible_v<Resource, cudaStream_t>) return Resource(s);
+    else return Resource();
+  }();
+  coalesce::soa_vector<Particle, coalesce::device_space, Resource> scratch{resource};
   scratch.resize_for_overwrite(particles.size());
   coalesce::for_each(particles, advance{}, s);
 }
