@@ -175,10 +175,9 @@ void for_each_index(View view, F f, cudaStream_t stream = 0) {
 // The contract, at every position (vector body, head, tail, fallback, staged structs):
 //   - f receives a reference to a copy of its element in registers, never to memory: its
 //     address says nothing about the element's place (no &x - base, no atomics on it);
-//   - what f changed is stored after f returns, and only that; a struct's padding is never
-//     compared (rebuilt whole with the same values, it is not stored). Staged structs write
-//     their padding back as read; a struct moved in vectors whose value changed may get other
-//     bits in its padding;
+//   - what f changed is stored after f returns, and only that; a struct's padding is neither
+//     compared nor changed (rebuilt whole with the same values, it is not stored; with new
+//     values, its padding bytes go back as they were read);
 //   - f may read and write its own element only. Another element of the same range may be
 //     loaded, or not yet stored, while f runs: read neighbours from another view (for_each_index
 //     over an output, a stencil's input).

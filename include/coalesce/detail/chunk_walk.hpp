@@ -66,13 +66,12 @@ COALESCE_DEVICE COALESCE_FORCEINLINE bool same_bits(const F& a, const F& b) {
 
 // --- padding ------------------------------------------------------------------------------------
 //
-// for_each decides whether to store an element by comparing its bytes before and after f. A
-// struct's padding bytes hold no value, and a copy of the struct need not keep them: f's copy may
-// come back with other bits there. So the comparison takes the value bytes from f's copy and the
-// padding bytes from what was loaded: padding is never compared. (The staged walk's stores then
-// write the padding back as read. The vector walk's do not always: on an NVIDIA H200, CUDA 13.0,
-// the padding of changed 8-byte structs read back changed; a copy of a struct whose members are
-// written leaves its padding unspecified, and the compiler uses that.)
+// for_each decides whether to store an element by comparing its bytes before and after f, and a
+// struct's padding bytes hold no value: a copy of the struct need not keep them, and f's copy may
+// come back with anything there (nvcc 13.0 stored zeros, or another element's bytes). So a
+// padded struct's update runs on the loaded bytes themselves (a word_image): f gets a copy, and
+// only its leaves, the value bytes, are written back into the image. Padding is never compared,
+// and goes back to memory as it was read.
 
 template <class T, std::size_t... L>
 constexpr std::size_t leaf_bytes(std::index_sequence<L...>) {
@@ -95,19 +94,38 @@ template <class T>
 inline constexpr bool has_padding_v = find_padding<T>();
 
 template <class T, std::size_t... L>
-COALESCE_DEVICE COALESCE_FORCEINLINE void copy_leaves(T& to, const T& from, std::index_sequence<L...>) {
-  ((struct_leaf<L>(to) = struct_leaf<L>(from)), ...);
+COALESCE_DEVICE COALESCE_FORCEINLINE void put_leaves(unsigned char* to, const T& value, std::index_sequence<L...>) {
+  const auto* base = reinterpret_cast<const unsigned char*>(&value);
+  ((std::memcpy(to + (reinterpret_cast<const unsigned char*>(&struct_leaf<L>(value)) - base), &struct_leaf<L>(value),
+                sizeof(leaf_type_t<T, L>))),
+   ...);
 }
 
-// `after` keeps its values and takes its padding bytes from `before`.
-template <class T>
-COALESCE_DEVICE COALESCE_FORCEINLINE void take_padding_from(const T& before, T& after) {
+// Writes values[0..N) into `image`, where they lie one after another from its first byte: the
+// value bytes only, so the image's padding bytes stay as they are.
+template <unsigned N, class T, class Image>
+COALESCE_DEVICE COALESCE_FORCEINLINE void put_values(Image& image, const T (&values)[N]) {
+  static_assert(sizeof(Image) == sizeof(values), "coalesce: an image holds exactly the values it is written with");
   if constexpr (has_padding_v<T>) {
-    T merged;
-    std::memcpy(&merged, &before, sizeof(T));
-    copy_leaves(merged, after, std::make_index_sequence<leaf_count_v<T>>{});
-    std::memcpy(&after, &merged, sizeof(T));
+#pragma unroll
+    for (unsigned k = 0; k < N; ++k)
+      put_leaves(reinterpret_cast<unsigned char*>(&image) + k * sizeof(T), values[k], std::make_index_sequence<leaf_count_v<T>>{});
+  } else {
+    std::memcpy(&image, values, sizeof(values));
   }
+}
+
+// f on a copy of each of the N values `image` holds (those `live` says are elements); the image
+// then holds what f made of them, its padding as it was. Returns whether any byte changed.
+template <class T, unsigned N, class Image, class Apply>
+COALESCE_DEVICE COALESCE_FORCEINLINE bool update_image(Image& image, Apply&& apply) {
+  T values[N];
+  std::memcpy(values, &image, sizeof(values));
+  const Image before = image;
+#pragma unroll
+  for (unsigned k = 0; k < N; ++k) apply(k, values[k]);
+  put_values(image, values);
+  return !same_bits(before, image);
 }
 
 // Where an element or a chunk starts: its row and its column within the row.
@@ -270,22 +288,30 @@ struct strided_column {
   template <unsigned N>
   COALESCE_DEVICE COALESCE_FORCEINLINE void store_changed(grid_position p, const value_type (&before)[N],
                                                           value_type (&after)[N], unsigned) const {
-#pragma unroll
-    for (unsigned k = 0; k < N; ++k) take_padding_from(before[k], after[k]);
     if (!same_bits(before, after)) store<N>(p, after);
+  }
+  // A padded struct is updated on its bytes as loaded (see "padding"): N values from p, or
+  // (Alignment == alignof) the one value at p.
+  static constexpr bool keeps_padding = has_padding_v<value_type>;
+  template <unsigned N, std::size_t Alignment>
+  COALESCE_DEVICE COALESCE_FORCEINLINE auto load_bytes(grid_position p) const {
+    return load_image<Alignment>(reinterpret_cast<const vector_chunk<value_type, N, Alignment>*>(&at(p)));
+  }
+  template <unsigned N, std::size_t Alignment>
+  COALESCE_DEVICE COALESCE_FORCEINLINE void store_bytes(grid_position p, const word_image<N * sizeof(T), Alignment>& bytes) const {
+    store_image<Alignment>(reinterpret_cast<vector_chunk<value_type, N, Alignment>*>(const_cast<value_type*>(&at(p))), bytes);
   }
   // One element outside the chunks (a head, a tail, a column that never aligns), in the
   // accesses its own alignment allows.
   COALESCE_DEVICE COALESCE_FORCEINLINE void load_one(grid_position p, value_type& out) const {
-    std::memcpy(&out, &at(p), sizeof(value_type));
+    out = load_words<alignof(value_type)>(&at(p));
   }
   COALESCE_DEVICE COALESCE_FORCEINLINE void store_one_changed(grid_position p, const value_type& before,
                                                               value_type& after) const {
-    take_padding_from(before, after);
-    if (!same_bits(before, after)) std::memcpy(const_cast<value_type*>(&at(p)), &after, sizeof(value_type));
+    if (!same_bits(before, after)) store_one(p, after);
   }
   COALESCE_DEVICE COALESCE_FORCEINLINE void store_one(grid_position p, const value_type& value) const {
-    std::memcpy(const_cast<value_type*>(&at(p)), &value, sizeof(value_type));
+    store_words<alignof(value_type)>(const_cast<value_type*>(&at(p)), value);
   }
   // What f receives: an element held in registers.
   COALESCE_DEVICE COALESCE_FORCEINLINE static value_type& element(value_type& v) { return v; }
@@ -369,30 +395,47 @@ struct update_in_place {
   using element_type = decltype(Columns::element(std::declval<value_type&>()));
   template <unsigned N>
   static constexpr bool warp_cooperative = Columns::template warp_staged<N>;
+  static constexpr bool keeps_padding = Columns::keeps_padding;
 
   // Chunks and single elements alike: f runs on a copy in registers (what it is handed refers to
   // that copy, never to memory), and what f changed is stored after it returns.
   template <unsigned N>
   COALESCE_DEVICE COALESCE_FORCEINLINE void run(grid_position at, unsigned lanes) const {
     if constexpr (takes_element<F, element_type>()) {
-      value_type before[N], after[N];
-      columns.template load<N, false>(at, before, lanes);
-      std::memcpy(after, before, sizeof(before));
+      if constexpr (keeps_padding) {
+        constexpr std::size_t alignment = chunk_alignment<value_type, N>;
+        auto bytes = columns.template load_bytes<N, alignment>(at);
+        const bool changed = update_image<value_type, N>(bytes, [&](unsigned k, value_type& v) {
+          if (columns.live(at, k)) f(Columns::element(v));
+        });
+        if (changed) columns.template store_bytes<N, alignment>(at, bytes);
+      } else {
+        value_type before[N], after[N];
+        columns.template load<N, false>(at, before, lanes);
+        std::memcpy(after, before, sizeof(before));
 #pragma unroll
-      for (unsigned k = 0; k < N; ++k)
-        if (columns.live(at, k)) f(Columns::element(after[k]));
-      columns.template store_changed<N>(at, before, after, lanes);
+        for (unsigned k = 0; k < N; ++k)
+          if (columns.live(at, k)) f(Columns::element(after[k]));
+        columns.template store_changed<N>(at, before, after, lanes);
+      }
     }
   }
   COALESCE_DETAIL_EXEC_CHECK_DISABLE
   COALESCE_DEVICE COALESCE_FORCEINLINE void one(grid_position p) const {
     if constexpr (takes_element<F, element_type>()) {
       if (!columns.live(p, 0)) return;
-      value_type before, after;
-      columns.load_one(p, before);
-      std::memcpy(&after, &before, sizeof(before));
-      f(Columns::element(after));
-      columns.store_one_changed(p, before, after);
+      if constexpr (keeps_padding) {
+        constexpr std::size_t alignment = alignof(value_type);
+        auto bytes = columns.template load_bytes<1, alignment>(p);
+        if (update_image<value_type, 1>(bytes, [&](unsigned, value_type& v) { f(Columns::element(v)); }))
+          columns.template store_bytes<1, alignment>(p, bytes);
+      } else {
+        value_type before, after;
+        columns.load_one(p, before);
+        std::memcpy(&after, &before, sizeof(before));
+        f(Columns::element(after));
+        columns.store_one_changed(p, before, after);
+      }
     }
   }
 };

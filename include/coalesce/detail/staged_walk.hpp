@@ -64,15 +64,13 @@ __global__ void __launch_bounds__(staged_threads) staged_for_each_kernel(T* data
     for (unsigned k = 0; k < items; ++k) {
       const std::size_t i = std::size_t(k) * staged_threads + threadIdx.x;
       if (i >= count) break;
-      // f runs on a copy in registers, as in every walk; bytes move by memcpy so that padding
-      // is never compared and goes back as it came (chunk_walk.hpp, "padding").
-      T before, value;
-      std::memcpy(&before, &elements[i], sizeof(T));
-      std::memcpy(&value, &before, sizeof(T));
-      if constexpr (takes_element<F, T&>()) f(value);
-      take_padding_from(before, value);
-      if (!same_bits(value, before)) {
-        std::memcpy(&elements[i], &value, sizeof(T));
+      // f runs on a copy in registers, as in every walk, and only its value bytes go back:
+      // padding is never compared and stays as it came (chunk_walk.hpp, "padding").
+      auto bytes = load_image<alignof(T)>(&elements[i]);
+      if (update_image<T, 1>(bytes, [&](unsigned, T& value) {
+            if constexpr (takes_element<F, T&>()) f(value);
+          })) {
+        store_image<alignof(T)>(&elements[i], bytes);
         changed = true;
       }
     }

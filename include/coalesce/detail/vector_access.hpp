@@ -99,12 +99,56 @@ COALESCE_DEVICE COALESCE_FORCEINLINE void load_read_only(const void* p, uint4& v
   asm("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
 }
 
+// The bytes of an object, `Alignment`-aligned in memory, as words of that alignment (16 bytes at
+// most): what its loads and stores move, every byte included. A struct copy may move only the
+// members: nvcc 13.0 read an 8-byte {char, float} chunk as ld.u8 and ld.f32 and stored its
+// padding as zeros, and split a chunk of 4 floats into four st.global.f32 on some paths. Words
+// are neither split nor thinned.
+template <std::size_t Bytes, std::size_t Alignment>
+struct word_image {
+  using word = chunk_word<Alignment>;
+  static_assert(Bytes % sizeof(word) == 0, "coalesce: an object's size is a multiple of its alignment");
+  word w[Bytes / sizeof(word)];
+};
+
+template <std::size_t Alignment, class T>
+COALESCE_DEVICE COALESCE_FORCEINLINE word_image<sizeof(T), Alignment> load_image(const T* from) {
+  using image = word_image<sizeof(T), Alignment>;
+  image bytes;
+#pragma unroll
+  for (std::size_t k = 0; k < sizeof(bytes.w) / sizeof(bytes.w[0]); ++k)
+    bytes.w[k] = reinterpret_cast<const typename image::word*>(from)[k];
+  return bytes;
+}
+template <std::size_t Alignment, class T>
+COALESCE_DEVICE COALESCE_FORCEINLINE void store_image(T* to, const word_image<sizeof(T), Alignment>& bytes) {
+  using image = word_image<sizeof(T), Alignment>;
+#pragma unroll
+  for (std::size_t k = 0; k < sizeof(bytes.w) / sizeof(bytes.w[0]); ++k)
+    reinterpret_cast<typename image::word*>(to)[k] = bytes.w[k];
+}
+
+// A value of a trivially copyable type loaded, or stored, as words of its alignment.
+template <std::size_t Alignment, class T>
+COALESCE_DEVICE COALESCE_FORCEINLINE T load_words(const T* from) {
+  const auto bytes = load_image<Alignment>(from);
+  T value;
+  std::memcpy(&value, &bytes, sizeof value);
+  return value;
+}
+template <std::size_t Alignment, class T>
+COALESCE_DEVICE COALESCE_FORCEINLINE void store_words(T* to, const T& value) {
+  word_image<sizeof(T), Alignment> bytes;
+  std::memcpy(&bytes, &value, sizeof value);
+  store_image<Alignment>(to, bytes);
+}
+
 // Loads a chunk (any trivially copyable type) as words of its alignment; ReadOnly takes the
 // non-coherent path (ld.global.nc), legal only for memory no thread of the kernel writes.
 template <bool ReadOnly, class Chunk>
 COALESCE_DEVICE COALESCE_FORCEINLINE Chunk load_chunk(const Chunk* from) {
   if constexpr (!ReadOnly) {
-    return *from;
+    return load_words<alignof(Chunk)>(from);
   } else {
     using word = chunk_word<alignof(Chunk)>;
     constexpr std::size_t words = sizeof(Chunk) / sizeof(word);
@@ -117,17 +161,10 @@ COALESCE_DEVICE COALESCE_FORCEINLINE Chunk load_chunk(const Chunk* from) {
   }
 }
 
-// Stores a chunk as words of its alignment (one 16-byte store for 4 floats). A plain struct copy
-// is split into 4-byte stores on some paths: nvcc 13.0 stored transform's pitched chunks as four
-// st.global.f32 while the same chunk of a span went out as one st.global.v4.f32.
+// Stores a chunk as words of its alignment (one 16-byte store for 4 floats).
 template <class Chunk>
 COALESCE_DEVICE COALESCE_FORCEINLINE void store_chunk(Chunk* to, const Chunk& chunk) {
-  using word = chunk_word<alignof(Chunk)>;
-  constexpr std::size_t words = sizeof(Chunk) / sizeof(word);
-  word w[words];
-  std::memcpy(w, &chunk, sizeof chunk);
-#pragma unroll
-  for (std::size_t k = 0; k < words; ++k) reinterpret_cast<word*>(to)[k] = w[k];
+  store_words<alignof(Chunk)>(to, chunk);
 }
 
 #endif  // COALESCE_CUDA_COMPILER

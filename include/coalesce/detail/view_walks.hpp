@@ -30,6 +30,8 @@ struct soa_columns {
   using value_type = std::remove_const_t<T>;
   static constexpr std::size_t fields = leaf_count_v<value_type>;
   using field_indices = std::make_index_sequence<fields>;
+  // Each leaf is its own column: a struct's padding is in no column, so nothing to keep.
+  static constexpr bool keeps_padding = false;
 
   template <std::size_t... I>
   static constexpr unsigned fewest_chunk_elements(std::index_sequence<I...>) {
