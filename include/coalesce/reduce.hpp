@@ -1,9 +1,8 @@
-// coalesce: transform_reduce over the views the algorithms walk, on CUB. f receives what the
-// view's element is, as in for_each and transform (a soa_view's const named-field proxy: p.vx *
-// p.vx is the whole user code), and op combines the results. The reduction is
-// cub::DeviceReduce::TransformReduce over the indices of the view, so it is as fast as CUB's own
-// on the same columns, and its temporary storage comes from coalesce's pool (no driver call, no
-// synchronization). Needs a CUDA compiler.
+// coalesce: transform_reduce over the views the algorithms walk. f receives what the view's
+// element is, as in for_each and transform (a soa_view's const named-field proxy: p.vx * p.vx is
+// the whole user code), and op combines the results. The walk reads every column in 16-byte
+// read-only accesses, in one kernel (detail/reduce_walk.hpp); its scratch comes from coalesce's
+// pool (no driver allocation, no synchronization). Needs a CUDA compiler.
 #pragma once
 
 #if !defined(__CUDACC__)
@@ -13,12 +12,9 @@
 
 #include <coalesce/algorithm.hpp>
 #include <coalesce/config.hpp>
-#include <coalesce/detail/launch.hpp>
+#include <coalesce/detail/reduce_walk.hpp>
 #include <coalesce/error.hpp>
 #include <coalesce/memory.hpp>
-
-#include <cub/device/device_reduce.cuh>
-#include <thrust/iterator/counting_iterator.h>
 
 #include <cuda_runtime_api.h>
 
@@ -28,47 +24,15 @@
 namespace coalesce {
 namespace detail {
 
-// f of the element at flat index i of a view, as the reduction's type T: view[i] for a soa_view or
-// span, element (i / cols, i % cols) for a pitched_view. The result type is spelled out, not
-// deduced: CUB asks it on the host, where a __device__ lambda cannot be called, not even in an
-// unevaluated context.
-template <class View, class F, class T>
-struct element_at_index {
-  View view;
-  F f;
-  COALESCE_DETAIL_EXEC_CHECK_DISABLE
-  COALESCE_HOST_DEVICE T operator()(std::size_t i) const {
-    if constexpr (is_pitched_view_v<View>) {
-      return static_cast<T>(f(view(i / view.cols(), i % view.cols())));
-    } else {
-      return static_cast<T>(f(view[i]));
-    }
-  }
-};
-
-template <class View>
-std::size_t element_count(const View& view) {
-  using walk = walk_of<View>;
-  return walk::rows(view) * walk::cols(view);
-}
-
-// Reduces into `result` (device memory), ordered on `stream`, with CUB's temporary storage from
-// coalesce's pool on that stream.
+// Reduces into `result` (device memory), ordered on `stream`.
 template <class View, class F, class T, class Op>
 void reduce_into(const View& view, const F& f, T init, const Op& op, T* result, cudaStream_t stream) {
-  constexpr const char* what = "coalesce::transform_reduce";
-  throw_if_earlier_error(what);
-  const thrust::counting_iterator<std::size_t> first(0);
-  const element_at_index<View, F, T> transform{view, f};
-  const std::size_t n = element_count(view);
-  std::size_t temp_bytes = 0;
-  throw_on_error(cub::DeviceReduce::TransformReduce(nullptr, temp_bytes, first, result, n, op, transform, init, stream),
-                 "coalesce::transform_reduce: cub::DeviceReduce::TransformReduce (sizing)");
-  const pool_resource pool(stream);
-  const owned_bytes<pool_resource> temp(pool, temp_bytes > 0 ? temp_bytes : 1, allocation_alignment);
-  throw_on_error(
-      cub::DeviceReduce::TransformReduce(temp.get(), temp_bytes, first, result, n, op, transform, init, stream),
-      "coalesce::transform_reduce: cub::DeviceReduce::TransformReduce");
+  using walk = walk_of<View>;
+  const auto columns = walk::columns(view);
+  require_device_columns(columns, walk::rows(view), walk::cols(view), "coalesce::transform_reduce");
+  // Elements only: a pitched view's owned padding (which for_each walks into) is never folded in.
+  reduce_columns<std::remove_const_t<decltype(columns)>::chunk_elements>(columns, walk::rows(view), walk::cols(view), f,
+                                                                        init, op, result, stream);
 }
 
 // The views for_each and transform take: a soa_view, pitched_view or span of device memory.
@@ -93,11 +57,13 @@ constexpr bool reduce_view_ok() {
 
 // op(... op(op(init, f(e0)), f(e1)) ..., f(en-1)) over every element e of `view` (a soa_view, a
 // pitched_view or a cuda::std::span of device memory, or a type with a view_adapter), in an order
-// CUB chooses: op must be associative and commutative. Runs on `stream`, then waits for it, and
+// the walk chooses: op must be associative and commutative. Runs on `stream`, then waits for it, and
 // returns the result to the host. Throws coalesce::cuda_error if a launch or the copy fails.
 template <class View, class F, class T, class Op>
 T transform_reduce(View view, F f, T init, Op op, cudaStream_t stream = 0) {
-  static_assert(std::is_trivially_copyable_v<T>, "coalesce::transform_reduce: the result type must be trivially copyable");
+  static_assert(std::is_trivially_copyable_v<T> && std::is_default_constructible_v<T>,
+                "coalesce::transform_reduce: the result type must be trivially copyable and default-constructible "
+                "(partial results pass between threads as bytes)");
   const auto walked = detail::as_walkable(view);
   using walked_type = std::remove_const_t<decltype(walked)>;
   if constexpr (detail::reduce_view_ok<walked_type>()) {
@@ -119,7 +85,9 @@ T transform_reduce(View view, F f, T init, Op op, cudaStream_t stream = 0) {
 // so it can be captured into a CUDA graph.
 template <class View, class F, class T, class Op>
 void transform_reduce(View view, F f, T init, Op op, T* result, cudaStream_t stream) {
-  static_assert(std::is_trivially_copyable_v<T>, "coalesce::transform_reduce: the result type must be trivially copyable");
+  static_assert(std::is_trivially_copyable_v<T> && std::is_default_constructible_v<T>,
+                "coalesce::transform_reduce: the result type must be trivially copyable and default-constructible "
+                "(partial results pass between threads as bytes)");
   const auto walked = detail::as_walkable(view);
   using walked_type = std::remove_const_t<decltype(walked)>;
   if constexpr (detail::reduce_view_ok<walked_type>())

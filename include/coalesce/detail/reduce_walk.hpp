@@ -1,0 +1,183 @@
+// coalesce::detail: the kernel behind transform_reduce. Users never include it.
+//
+// A reduction reads every byte once and writes one value, so it is a race to keep DRAM busy. The
+// walk is the chunk walk's (detail/chunk_walk.hpp): every column in 16-byte read-only accesses,
+// a warp's loads one contiguous span per column, heads and tails one element per thread. What
+// differs is the grid: one wave of resident blocks striding over the chunks, each thread with
+// `reduce_unroll` chunks in flight before it adds any, its partial kept in registers. Each block
+// then reduces its threads' partials (cub::BlockReduce) and writes one, and the last block to
+// finish - it learns that from a counter - reduces those and writes the result. One kernel and a
+// 4-byte memset: no second launch, nothing for the host to wait on.
+//
+// CUB's own TransformReduce over the same columns (through an index iterator, as
+// cub::DeviceReduce sees a soa_view) reads each column 4 bytes a thread: 4 sectors per request
+// against 16 here.
+// Needs a CUDA compiler.
+#pragma once
+
+#include <coalesce/config.hpp>
+#include <coalesce/detail/chunk_walk.hpp>
+#include <coalesce/detail/launch.hpp>
+#include <coalesce/error.hpp>
+#include <coalesce/memory.hpp>
+
+#include <cub/block/block_reduce.cuh>
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstring>
+#include <type_traits>
+
+namespace coalesce::detail {
+
+inline constexpr unsigned reduce_threads = 256;
+// Chunks a thread loads before it adds the first: with 3 float columns, 6 16-byte loads in flight.
+inline constexpr unsigned reduce_unroll = 2;
+
+// A thread's, or a block's, share of the reduction: `some` says whether it saw an element, so
+// that no identity of op is needed (op need not have one; init is applied once, at the end).
+// Whole 4-byte words, so that the last block can read other blocks' partials word by word.
+template <class T>
+struct alignas(alignof(T) < 4 ? 4 : alignof(T)) partial_result {
+  T value;
+  bool some;
+};
+
+template <class T, class Op>
+struct combine_partials {
+  Op op;
+  COALESCE_DEVICE partial_result<T> operator()(const partial_result<T>& a, const partial_result<T>& b) const {
+    if (!a.some) return b;
+    if (!b.some) return a;
+    return {op(a.value, b.value), true};
+  }
+};
+
+// What one thread folds in: f of each element (what f receives in for_each and transform, read
+// only), as T, combined with op.
+template <class Columns, class F, class T, class Op>
+struct fold_elements {
+  Columns columns;
+  F f;
+  Op op;
+  using value_type = typename Columns::value_type;
+
+  COALESCE_DETAIL_EXEC_CHECK_DISABLE
+  COALESCE_DEVICE COALESCE_FORCEINLINE void add(partial_result<T>& mine, const value_type& v) const {
+    const T x = static_cast<T>(f(Columns::element(v)));
+    mine.value = mine.some ? op(mine.value, x) : x;
+    mine.some = true;
+  }
+  template <unsigned N>
+  COALESCE_DEVICE COALESCE_FORCEINLINE void add_chunk(partial_result<T>& mine, const value_type (&v)[N]) const {
+#pragma unroll
+    for (unsigned k = 0; k < N; ++k) add(mine, v[k]);
+  }
+};
+
+// Reads a partial another block wrote, past this multiprocessor's L1 (which does not see other
+// multiprocessors' stores).
+template <class T>
+COALESCE_DEVICE COALESCE_FORCEINLINE partial_result<T> load_partial(const partial_result<T>* from) {
+  constexpr std::size_t words = sizeof(partial_result<T>) / 4;
+  unsigned w[words];
+#pragma unroll
+  for (std::size_t k = 0; k < words; ++k) w[k] = __ldcg(reinterpret_cast<const unsigned*>(from) + k);
+  partial_result<T> p;
+  std::memcpy(&p, w, sizeof p);
+  return p;
+}
+
+template <unsigned N, class Fold, class T, class Op>
+__global__ void __launch_bounds__(reduce_threads)
+    reduce_kernel(chunk_grid<N> grid, Fold fold, T init, partial_result<T>* partials, unsigned* arrivals, T* result) {
+  using value_type = typename Fold::value_type;
+  const std::size_t step = std::size_t(gridDim.x) * blockDim.x;
+  const std::size_t first = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const std::size_t chunks = grid.chunks();
+  partial_result<T> mine{};
+
+  if constexpr (decltype(fold.columns)::template warp_staged<N>) {
+    // Columns staged a warp at a time (chunks of several 16-byte words): whole warps in step.
+    const unsigned lane = threadIdx.x % 32;
+    for (std::size_t warp_first = first - lane; warp_first < chunks; warp_first += step) {
+      const std::size_t c = warp_first + lane;
+      const unsigned lanes = __ballot_sync(0xffffffffu, c < chunks);
+      if (c < chunks) {
+        value_type v[N];
+        fold.columns.template load<N, true>(grid.chunk_position(c), v, lanes);
+        fold.add_chunk(mine, v);
+      }
+    }
+  } else {
+    std::size_t c = first;
+    for (; c + (reduce_unroll - 1) * step < chunks; c += reduce_unroll * step) {
+      value_type v[reduce_unroll][N];
+#pragma unroll
+      for (unsigned u = 0; u < reduce_unroll; ++u)
+        fold.columns.template load<N, true>(grid.chunk_position(c + u * step), v[u], 0u);
+#pragma unroll
+      for (unsigned u = 0; u < reduce_unroll; ++u) fold.add_chunk(mine, v[u]);
+    }
+    for (; c < chunks; c += step) {
+      value_type v[N];
+      fold.columns.template load<N, true>(grid.chunk_position(c), v, 0u);
+      fold.add_chunk(mine, v);
+    }
+  }
+  const std::size_t edges = grid.edges();
+  for (std::size_t e = first; e < edges; e += step) {
+    value_type v;
+    fold.columns.load_one(grid.edge_position(e), v);
+    fold.add(mine, v);
+  }
+
+  using block_reduce = cub::BlockReduce<partial_result<T>, reduce_threads>;
+  __shared__ typename block_reduce::TempStorage temp;
+  __shared__ bool last_block;
+  const combine_partials<T, Op> combine{fold.op};
+  const partial_result<T> block = block_reduce(temp).Reduce(mine, combine);
+  if (threadIdx.x == 0) {
+    partials[blockIdx.x] = block;
+    __threadfence();  // the partial is visible device-wide before the arrival is counted
+    // atomicInc wraps to 0 after gridDim.x - 1: the counter is ready for the next launch.
+    last_block = atomicInc(arrivals, gridDim.x - 1) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!last_block) return;
+  __threadfence();  // every other block's partial was written before its arrival was counted
+  partial_result<T> blocks{};
+  for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x) blocks = combine(blocks, load_partial(partials + b));
+  __syncthreads();  // temp is reused
+  const partial_result<T> total = block_reduce(temp).Reduce(blocks, combine);
+  if (threadIdx.x == 0) *result = total.some ? fold.op(init, total.value) : init;
+}
+
+// Reduces `rows` x `cols` elements of `columns` into *result, on `stream`: in chunks of N where
+// every column allows it at the same element, else element by element. The blocks' partials and
+// the arrival counter come from coalesce's pool on the stream.
+template <unsigned N, class Columns, class F, class T, class Op>
+void reduce_columns(const Columns& columns, std::size_t rows, std::size_t cols, const F& f, T init, const Op& op,
+                    T* result, cudaStream_t stream) {
+  constexpr const char* what = "coalesce::transform_reduce";
+  throw_if_earlier_error(what);
+  using fold_type = fold_elements<Columns, F, T, Op>;
+  constexpr auto kernel = reduce_kernel<N, fold_type, T, Op>;
+  std::size_t head = columns.template head<N>();
+  if (head >= N || !columns.template aligned_at<N>(head, rows) || head > cols) head = cols;  // no chunks: all edges
+  const chunk_grid<N> grid{rows, cols, head};
+  const std::size_t work = grid.chunks() > grid.edges() ? grid.chunks() : grid.edges();
+  const unsigned blocks = one_wave_grid<kernel>(reduce_threads, (work + reduce_threads - 1) / reduce_threads);
+
+  const pool_resource pool(stream);
+  const std::size_t counter_offset = (blocks * sizeof(partial_result<T>) + 15) / 16 * 16;
+  const owned_bytes<pool_resource> temp(pool, counter_offset + sizeof(unsigned), allocation_alignment);
+  auto* partials = static_cast<partial_result<T>*>(temp.get());
+  auto* arrivals = reinterpret_cast<unsigned*>(static_cast<unsigned char*>(temp.get()) + counter_offset);
+  throw_on_error(::cudaMemsetAsync(arrivals, 0, sizeof(unsigned), stream), "coalesce::transform_reduce: cudaMemsetAsync");
+  kernel<<<blocks, reduce_threads, 0, stream>>>(grid, fold_type{columns, f, op}, init, partials, arrivals, result);
+  throw_if_launch_failed(what);
+}
+
+}  // namespace coalesce::detail
