@@ -55,7 +55,9 @@ struct combine_partials {
 };
 
 // What one thread folds in: f of each element (what f receives in for_each and transform, read
-// only), as T, combined with op.
+// only), as T, combined with op. A chunk's values are combined among themselves first, and the
+// thread's partial takes the result: one "seen anything yet?" test a chunk, not one an element,
+// and the chunk's combinations do not wait on the running partial.
 template <class Columns, class F, class T, class Op>
 struct fold_elements {
   Columns columns;
@@ -64,15 +66,17 @@ struct fold_elements {
   using value_type = typename Columns::value_type;
 
   COALESCE_DETAIL_EXEC_CHECK_DISABLE
-  COALESCE_DEVICE COALESCE_FORCEINLINE void add(partial_result<T>& mine, const value_type& v) const {
-    const T x = static_cast<T>(f(Columns::element(v)));
+  COALESCE_DEVICE COALESCE_FORCEINLINE T of(const value_type& v) const { return static_cast<T>(f(Columns::element(v))); }
+  template <unsigned N>
+  COALESCE_DEVICE COALESCE_FORCEINLINE T of_chunk(const value_type (&v)[N]) const {
+    T x = of(v[0]);
+#pragma unroll
+    for (unsigned k = 1; k < N; ++k) x = op(x, of(v[k]));
+    return x;
+  }
+  COALESCE_DEVICE COALESCE_FORCEINLINE void add(partial_result<T>& mine, const T& x) const {
     mine.value = mine.some ? op(mine.value, x) : x;
     mine.some = true;
-  }
-  template <unsigned N>
-  COALESCE_DEVICE COALESCE_FORCEINLINE void add_chunk(partial_result<T>& mine, const value_type (&v)[N]) const {
-#pragma unroll
-    for (unsigned k = 0; k < N; ++k) add(mine, v[k]);
   }
 };
 
@@ -107,7 +111,7 @@ __global__ void __launch_bounds__(reduce_threads)
       if (c < chunks) {
         value_type v[N];
         fold.columns.template load<N, true>(grid.chunk_position(c), v, lanes);
-        fold.add_chunk(mine, v);
+        fold.add(mine, fold.of_chunk(v));
       }
     }
   } else {
@@ -117,20 +121,22 @@ __global__ void __launch_bounds__(reduce_threads)
 #pragma unroll
       for (unsigned u = 0; u < reduce_unroll; ++u)
         fold.columns.template load<N, true>(grid.chunk_position(c + u * step), v[u], 0u);
+      T x = fold.of_chunk(v[0]);
 #pragma unroll
-      for (unsigned u = 0; u < reduce_unroll; ++u) fold.add_chunk(mine, v[u]);
+      for (unsigned u = 1; u < reduce_unroll; ++u) x = fold.op(x, fold.of_chunk(v[u]));
+      fold.add(mine, x);
     }
     for (; c < chunks; c += step) {
       value_type v[N];
       fold.columns.template load<N, true>(grid.chunk_position(c), v, 0u);
-      fold.add_chunk(mine, v);
+      fold.add(mine, fold.of_chunk(v));
     }
   }
   const std::size_t edges = grid.edges();
   for (std::size_t e = first; e < edges; e += step) {
     value_type v;
     fold.columns.load_one(grid.edge_position(e), v);
-    fold.add(mine, v);
+    fold.add(mine, fold.of(v));
   }
 
   using block_reduce = cub::BlockReduce<partial_result<T>, reduce_threads>;
