@@ -4,6 +4,7 @@
 #pragma once
 
 #include <coalesce/aligned.hpp>
+#include <coalesce/boundary.hpp>
 #include <coalesce/config.hpp>
 #include <coalesce/error.hpp>
 #include <coalesce/memory.hpp>

@@ -12,7 +12,9 @@
 #include <thrust/transform.h>
 
 #include "mixed.hpp"
+#include "stencils.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -570,6 +572,150 @@ std::vector<candidate> column_twice(const float* x, float* out, std::size_t n) {
       {"cub::DeviceTransform on the x column", row_role::competitor,
        [=](cudaStream_t s) { check_cub(cub::DeviceTransform::Transform(x, out, n, twice{}, s), "cub::DeviceTransform"); }},
   };
+}
+
+// --- stencils, reads beyond the edge clamped ------------------------------------------------------
+
+namespace {
+
+// Values laid out row-major `stride` apart, seen from (0, 0): what the shapes of stencils.hpp read.
+struct offsets_from {
+  const float* centre;
+  int stride;
+  __device__ float operator()(int dr, int dc) const { return centre[dr * stride + dc]; }
+};
+
+__device__ inline int clamped(long long i, long long n) { return int(i < 0 ? 0 : i >= n ? n - 1 : i); }
+
+template <class Shape>
+__global__ void __launch_bounds__(512)
+    stencil_one_per_thread(const float* __restrict__ in, float* __restrict__ out, int rows, int cols, std::size_t pitch) {
+  constexpr int R = Shape::radius;
+  const int c = int(blockIdx.x * blockDim.x + threadIdx.x);
+  if (c >= cols) return;
+  for (int r = int(blockIdx.y * blockDim.y + threadIdx.y); r < rows; r += int(gridDim.y * blockDim.y)) {
+    float v[2 * R + 1][2 * R + 1];
+#pragma unroll
+    for (int dr = -R; dr <= R; ++dr) {
+      const float* row = in + std::size_t(clamped(r + dr, rows)) * pitch;
+#pragma unroll
+      for (int dc = -R; dc <= R; ++dc) v[R + dr][R + dc] = __ldg(row + clamped(c + dc, cols));
+    }
+    out[std::size_t(r) * pitch + c] = Shape{}(offsets_from{&v[R][R], 2 * R + 1});
+  }
+}
+
+template <class Shape>
+__global__ void __launch_bounds__(256)
+    stencil_float4_chunks(const float* __restrict__ in, float* __restrict__ out, int rows, int cols, std::size_t pitch) {
+  constexpr int R = Shape::radius;
+  constexpr int width = 4 + 2 * R;
+  const int vectors_per_row = cols / 4;
+  const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (i >= std::size_t(rows) * vectors_per_row) return;
+  const int r = int(i / vectors_per_row), c = int(i % vectors_per_row) * 4;
+  float v[2 * R + 1][width];
+#pragma unroll
+  for (int dr = -R; dr <= R; ++dr) {
+    const float* row = in + std::size_t(clamped(r + dr, rows)) * pitch;
+    const float4 mid = __ldg(reinterpret_cast<const float4*>(row + c));
+    v[R + dr][R] = mid.x;
+    v[R + dr][R + 1] = mid.y;
+    v[R + dr][R + 2] = mid.z;
+    v[R + dr][R + 3] = mid.w;
+#pragma unroll
+    for (int k = 1; k <= R; ++k) {
+      v[R + dr][R - k] = __ldg(row + clamped(c - k, cols));
+      v[R + dr][R + 3 + k] = __ldg(row + clamped(c + 3 + k, cols));
+    }
+  }
+  float4 o;
+  o.x = Shape{}(offsets_from{&v[R][R], width});
+  o.y = Shape{}(offsets_from{&v[R][R + 1], width});
+  o.z = Shape{}(offsets_from{&v[R][R + 2], width});
+  o.w = Shape{}(offsets_from{&v[R][R + 3], width});
+  *reinterpret_cast<float4*>(out + std::size_t(r) * pitch + c) = o;
+}
+
+// The shared tile: 128 x 32 outputs, the elements at tile[R + row][4 + col] so that each row's
+// 128 elements are 16-byte aligned for float4 stores; 136 floats a row (544 bytes, a multiple of
+// 16) holds the R <= 4 halo columns on either side.
+constexpr int tile_cols = 128, tile_rows = 32, tile_stride = 136;
+
+template <class Shape>
+__global__ void __launch_bounds__(256)
+    stencil_shared_tile(const float* __restrict__ in, float* __restrict__ out, int rows, int cols, std::size_t pitch) {
+  constexpr int R = Shape::radius;
+  constexpr int halo_rows = tile_rows + 2 * R;
+  __shared__ __align__(16) float tile[halo_rows][tile_stride];
+  const int first_col = int(blockIdx.x) * tile_cols;
+  const int t = int(threadIdx.y * blockDim.x + threadIdx.x);
+  for (int first_row = int(blockIdx.y) * tile_rows; first_row < rows; first_row += int(gridDim.y) * tile_rows) {
+    for (int k = t; k < halo_rows * (tile_cols / 4); k += 256) {
+      const int row = k / (tile_cols / 4), c = first_col + 4 * (k % (tile_cols / 4));
+      const float* from = in + std::size_t(clamped(first_row - R + row, rows)) * pitch;
+      float4 v;
+      if (c + 4 <= cols) {
+        v = __ldg(reinterpret_cast<const float4*>(from + c));
+      } else {
+        v.x = __ldg(from + clamped(c, cols));
+        v.y = __ldg(from + clamped(c + 1, cols));
+        v.z = __ldg(from + clamped(c + 2, cols));
+        v.w = __ldg(from + clamped(c + 3, cols));
+      }
+      *reinterpret_cast<float4*>(&tile[row][4 + 4 * (k % (tile_cols / 4))]) = v;
+    }
+    for (int k = t; k < halo_rows * 2 * R; k += 256) {
+      const int row = k / (2 * R), side = k % (2 * R);
+      const int col = side < R ? first_col - R + side : first_col + tile_cols + side - R;
+      const float* from = in + std::size_t(clamped(first_row - R + row, rows)) * pitch;
+      tile[row][side < R ? 4 - R + side : 4 + tile_cols + side - R] = __ldg(from + clamped(col, cols));
+    }
+    __syncthreads();
+    const int c = first_col + int(threadIdx.x);
+    for (int k = int(threadIdx.y); k < tile_rows; k += int(blockDim.y)) {
+      const int r = first_row + k;
+      if (r < rows && c < cols) out[std::size_t(r) * pitch + c] = Shape{}(offsets_from{&tile[R + k][4 + threadIdx.x], tile_stride});
+    }
+    __syncthreads();
+  }
+}
+
+template <class Shape>
+std::vector<candidate> stencil_competitors(coalesce::pitched_view<const float> in, coalesce::pitched_view<float> out) {
+  using coalesce::testing::row_role;
+  const float* from = in.data();
+  float* to = out.data();
+  const int rows = int(in.rows()), cols = int(in.cols());
+  const std::size_t pitch = in.pitch_bytes() / sizeof(float);
+  if (out.pitch_bytes() != in.pitch_bytes() || out.rows() != in.rows() || out.cols() != in.cols())
+    throw std::invalid_argument("stencil competitors: in and out need one shape and one pitch");
+  require_float4("stencil competitors", in.cols(), from, to);
+  if (in.pitch_bytes() % 16 != 0) throw std::invalid_argument("stencil competitors: rows must be 16-byte aligned");
+  const dim3 tiles(unsigned((cols + tile_cols - 1) / tile_cols), unsigned(std::min((rows + tile_rows - 1) / tile_rows, 65535)));
+  const dim3 walk(unsigned((cols + 127) / 128), unsigned(std::min((rows + 3) / 4, 65535)));
+  return {
+      {"hand-written shared tile 128 x 32, float4 fill", row_role::competitor,
+       [=](cudaStream_t s) { stencil_shared_tile<Shape><<<tiles, dim3(128, 2), 0, s>>>(from, to, rows, cols, pitch); }},
+      {"hand-written float4 chunks (stencil_float4_chunks)", row_role::competitor,
+       [=](cudaStream_t s) {
+         stencil_float4_chunks<Shape><<<blocks_for(std::size_t(rows) * (cols / 4)), block_threads, 0, s>>>(from, to, rows, cols, pitch);
+       }},
+      {"hand-written one element per thread", row_role::competitor,
+       [=](cudaStream_t s) { stencil_one_per_thread<Shape><<<walk, dim3(128, 4), 0, s>>>(from, to, rows, cols, pitch); }},
+  };
+}
+
+}  // namespace
+
+std::vector<candidate> stencil_clamped(stencil_shape shape, coalesce::pitched_view<const float> in,
+                                       coalesce::pitched_view<float> out) {
+  switch (shape) {
+    case stencil_shape::five_point: return stencil_competitors<five_point>(in, out);
+    case stencil_shape::nine_point: return stencil_competitors<nine_point>(in, out);
+    case stencil_shape::thirteen_point: return stencil_competitors<thirteen_point>(in, out);
+  }
+  throw std::invalid_argument("stencil competitors: unknown shape");
 }
 
 }  // namespace coalesce_test::competitors

@@ -1,0 +1,65 @@
+// The stencils group of the benchmark: 5-point and 9-point (radius 1) and 13-point (radius 2)
+// stencils, reads beyond the edge clamped, on pitched 8192 x 8192 and 200000 x 1000 floats.
+// coalesce::stencil against the hand-written stencils of competitors.hpp (a shared-memory tile,
+// one float4 of outputs per thread, one element per thread), each checked against a host
+// reference before it is timed. Bytes: one read of the input and one write of the output.
+#include <coalesce/pitched_matrix.hpp>
+#include <coalesce/stencil.hpp>
+
+#include "bench.hpp"
+#include "stencils.hpp"
+
+#include <string>
+#include <vector>
+
+namespace bench {
+namespace {
+
+using coalesce_test::competitors::stencil_shape;
+
+template <class Shape>
+void stencil_rows(runner& r, const char* shape_name, stencil_shape shape, std::size_t rows, std::size_t cols,
+                  double of_peak, const std::vector<float>& values) {
+  coalesce::pitched_matrix<float> in(values, rows, cols), out(rows, cols);
+  const auto in_view = in.const_view();
+  const auto out_view = out.view();
+  const std::string group = std::string(shape_name) + " stencil, clamp, pitched " + std::to_string(rows) + " x " +
+                            std::to_string(cols) + " floats";
+  std::printf("%s\n", group.c_str());
+  const auto candidates =
+      std::vector<candidate>{
+          {"coalesce::stencil<" + std::to_string(Shape::radius) + ">(clamp, view, view)", row_role::library,
+           [=](cudaStream_t s) {
+             coalesce::stencil<Shape::radius>(coalesce::clamp, in_view, out_view, [] __device__(auto n) { return Shape{}(n); }, s);
+           },
+           target(of_peak)}} +
+      coalesce_test::competitors::stencil_clamped(shape, in_view, out_view);
+
+  std::vector<float> expected(rows * cols);
+  coalesce_test::reference_stencil<Shape::radius>(coalesce::clamp, rows, cols, expected, Shape{}, values);
+  for (const auto& c : candidates) {
+    out.fill(-7.0f);
+    c.launch(0);
+    ct::check_sync(c.name.c_str());
+    if (out.to_vector() != expected) r.mismatch(group + ": " + c.name);
+  }
+  r.measure(group, candidates, 2.0 * double(rows) * double(cols) * sizeof(float));
+}
+
+}  // namespace
+
+void stencils(runner& r) {
+  const std::size_t shapes[][2] = {{8192, 8192}, {200000, 1000}};
+  for (const auto& shape : shapes) {
+    const std::size_t rows = shape[0], cols = shape[1];
+    const auto values = ct::random_values<float>(rows * cols);
+    stencil_rows<coalesce_test::five_point>(r, "5-point", stencil_shape::five_point, rows, cols,
+                                            targets::stencil_radius_1_of_peak, values);
+    stencil_rows<coalesce_test::nine_point>(r, "9-point", stencil_shape::nine_point, rows, cols,
+                                            targets::stencil_radius_1_of_peak, values);
+    stencil_rows<coalesce_test::thirteen_point>(r, "13-point", stencil_shape::thirteen_point, rows, cols,
+                                                targets::stencil_radius_2_of_peak, values);
+  }
+}
+
+}  // namespace bench

@@ -1,0 +1,72 @@
+// coalesce: what a stencil reads beyond the edge of a matrix. Four policies, passed by value to
+// coalesce::stencil: clamp (the nearest edge element), periodic (wrap around), constant(v) (the
+// value v), and interior (outputs whose neighbourhood leaves the matrix are not written). The
+// index arithmetic is plain constexpr code, for host and device, so it is tested with no GPU.
+#pragma once
+
+#include <coalesce/config.hpp>
+
+#include <cstddef>
+#include <type_traits>
+
+namespace coalesce {
+
+// Reads beyond an edge return the nearest element of the edge (an image's usual border).
+struct clamp_t {};
+inline constexpr clamp_t clamp{};
+
+// Reads beyond an edge wrap around to the other side (a torus: periodic boundary conditions).
+struct periodic_t {};
+inline constexpr periodic_t periodic{};
+
+// Only outputs whose whole neighbourhood lies inside the matrix are written; the others keep
+// what they held (a Dirichlet boundary stored in the output's edge).
+struct interior_t {};
+inline constexpr interior_t interior{};
+
+// Reads beyond an edge return `value` (converted to the input's element type).
+template <class T>
+struct constant {
+  static_assert(std::is_trivially_copyable_v<T>, "coalesce::constant<T>: T must be trivially copyable (it is passed to kernels)");
+  T value;
+  COALESCE_HOST_DEVICE constexpr explicit constant(T v) : value(v) {}
+};
+
+template <class P>
+inline constexpr bool is_boundary_policy_v = false;
+template <>
+inline constexpr bool is_boundary_policy_v<clamp_t> = true;
+template <>
+inline constexpr bool is_boundary_policy_v<periodic_t> = true;
+template <>
+inline constexpr bool is_boundary_policy_v<interior_t> = true;
+template <class T>
+inline constexpr bool is_boundary_policy_v<constant<T>> = true;
+
+// The index a stencil reads for position `i` of an axis of `n` elements (n >= 1), under the
+// policy: `i` itself inside [0, n); outside, clamp gives the nearest edge, periodic wraps (any
+// distance, so a radius wider than the axis is fine), interior clamps too (what it reads there
+// feeds only outputs it does not write, and a clamped read stays inside the allocation), and
+// constant gives -1: no read, the constant instead.
+COALESCE_HOST_DEVICE constexpr long long boundary_index(clamp_t, long long i, long long n) {
+  return i < 0 ? 0 : i >= n ? n - 1 : i;
+}
+COALESCE_HOST_DEVICE constexpr long long boundary_index(periodic_t, long long i, long long n) {
+  const long long m = i % n;
+  return m < 0 ? m + n : m;
+}
+COALESCE_HOST_DEVICE constexpr long long boundary_index(interior_t, long long i, long long n) {
+  return boundary_index(clamp, i, n);
+}
+template <class T>
+COALESCE_HOST_DEVICE constexpr long long boundary_index(const constant<T>&, long long i, long long n) {
+  return i >= 0 && i < n ? i : -1;
+}
+
+// Whether position `i` of an axis of `n` elements has all of [i - radius, i + radius] inside the
+// axis: the outputs interior writes.
+COALESCE_HOST_DEVICE constexpr bool interior_contains(long long radius, long long i, long long n) {
+  return i >= radius && i + radius < n;
+}
+
+}  // namespace coalesce
