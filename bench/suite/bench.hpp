@@ -108,5 +108,6 @@ void transpose_ladder(runner& r);
 void fallbacks(runner& r);    // fallbacks.cu
 void temporaries(runner& r);  // temporaries.cu
 void reductions(runner& r);   // reductions.cu
+void compaction_and_reordering(runner& r);  // reorder.cu
 
 }  // namespace bench

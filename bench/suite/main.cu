@@ -33,7 +33,7 @@ const group groups[] = {
     {"misaligned", bench::misaligned_base},  {"layout", bench::aos_vs_soa},
     {"rows", bench::pitched_vs_dense},       {"transpose", bench::transpose_ladder},
     {"fallbacks", bench::fallbacks},         {"temporaries", bench::temporaries},
-    {"reductions", bench::reductions},
+    {"reductions", bench::reductions},       {"reorder", bench::compaction_and_reordering},
 };
 
 int usage(const char* program) {

@@ -4,6 +4,7 @@
 // cudaMemcpy, sectors per request and DRAM bytes.
 // Exits 77 (skipped) when there is no GPU, 1 when the two layouts disagree.
 #include <coalesce/algorithm.hpp>
+#include <coalesce/compact.hpp>
 #include <coalesce/soa.hpp>
 #include <coalesce/testing/testing.hpp>
 
@@ -92,5 +93,25 @@ int main() {
         return 1;
       }
   std::printf("\nall three computed identical particles\n");
+
+  // A step ends by removing the particles that left the box [-1, 1)^3: stably, from all six
+  // columns, with the count back on the host to size the vector.
+  const auto outside = [] __host__ __device__(const auto& p) {
+    const auto out = [](float v) { return v < -1.0f || v >= 1.0f; };
+    return out(p.x) || out(p.y) || out(p.z);
+  };
+  std::vector<Particle> inside;
+  for (const auto& p : from_for_each)
+    if (!outside(p)) inside.push_back(p);
+  const std::size_t removed = coalesce::erase_if(columns, outside);
+  const auto left = columns.to_vector();
+  bool same = removed == n - inside.size() && left.size() == inside.size();
+  for (std::size_t i = 0; same && i < left.size(); ++i)
+    same = left[i].x == inside[i].x && left[i].y == inside[i].y && left[i].z == inside[i].z && left[i].vx == inside[i].vx;
+  if (!same) {
+    std::printf("MISMATCH in the removal of the particles that left the box\n");
+    return 1;
+  }
+  std::printf("removed the %zu particles that left the box; %zu remain, as on the host\n", removed, left.size());
   return 0;
 }
