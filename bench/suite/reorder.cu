@@ -143,9 +143,9 @@ void removal_group(runner& r, const std::vector<Particle>& particles, float thre
     if (!(p.x < threshold)) expected.push_back(p);
   const std::size_t kept = expected.size();
 
-  const coalesce::soa_vector<Particle> pristine(particles);
+  coalesce::soa_vector<Particle> pristine(particles);  // never written: the rows restore from it
   coalesce::soa_vector<Particle> work(n), out(n), library(n);
-  const auto from = columns_of(coalesce::soa_view<Particle>(pristine.view().columns(), n));
+  const auto from = columns_of(pristine.view());
   const auto in = columns_of(work.view());
   const auto to = columns_of(out.view());
   coalesce::soa_vector<Particle>* lib = &library;
@@ -213,9 +213,9 @@ void sort_group(runner& r, const std::vector<Particle>& particles, const std::st
   std::stable_sort(expected.begin(), expected.end(),
                    [](const Particle& a, const Particle& b) { return cell_key{}(a) < cell_key{}(b); });
 
-  const coalesce::soa_vector<Particle> pristine(particles);
+  coalesce::soa_vector<Particle> pristine(particles);  // never written: the rows restore from it
   coalesce::soa_vector<Particle> work(n), out(n), library(n);
-  const auto from = columns_of(coalesce::soa_view<Particle>(pristine.view().columns(), n));
+  const auto from = columns_of(pristine.view());
   const auto in = columns_of(work.view());
   const auto to = columns_of(out.view());
   coalesce::soa_vector<Particle>* lib = &library;
@@ -283,9 +283,9 @@ void gather_group(runner& r, const std::vector<Particle>& particles, const std::
   std::vector<Particle> expected(n);
   for (std::size_t i = 0; i < n; ++i) expected[i] = particles[permutation[i]];
 
-  const coalesce::soa_vector<Particle> source(particles);
+  coalesce::soa_vector<Particle> source(particles);  // never written
   coalesce::soa_vector<Particle> out(n);
-  const auto from = columns_of(coalesce::soa_view<Particle>(source.view().columns(), n));
+  const auto from = columns_of(source.view());
   const auto to = columns_of(out.view());
   const ct::device_buffer<std::uint32_t> indices_on_device(permutation);
   const std::uint32_t* indices = indices_on_device.data();
