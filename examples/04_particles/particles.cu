@@ -41,6 +41,15 @@ struct advance_one {
   }
 };
 
+// Outside the box [-1, 1)^3: for erase_if on the device and the check on the host.
+struct left_the_box {
+  __host__ __device__ static bool out(float v) { return v < -1.0f || v >= 1.0f; }
+  template <class P>
+  __host__ __device__ bool operator()(const P& p) const {
+    return out(p.x) || out(p.y) || out(p.z);
+  }
+};
+
 int main() {
   const std::size_t n = std::size_t(1) << 25;
   std::printf("particle update, %zu particles of %zu bytes\n", n, sizeof(Particle));
@@ -96,10 +105,7 @@ int main() {
 
   // A step ends by removing the particles that left the box [-1, 1)^3: stably, from all six
   // columns, with the count back on the host to size the vector.
-  const auto outside = [] __host__ __device__(const auto& p) {
-    const auto out = [](float v) { return v < -1.0f || v >= 1.0f; };
-    return out(p.x) || out(p.y) || out(p.z);
-  };
+  const left_the_box outside{};
   std::vector<Particle> inside;
   for (const auto& p : from_for_each)
     if (!outside(p)) inside.push_back(p);
