@@ -109,5 +109,6 @@ void fallbacks(runner& r);    // fallbacks.cu
 void temporaries(runner& r);  // temporaries.cu
 void reductions(runner& r);   // reductions.cu
 void stencils(runner& r);     // stencils.cu
+void compaction_and_reordering(runner& r);  // reorder.cu
 
 }  // namespace bench

@@ -4,6 +4,7 @@
 // cudaMemcpy, sectors per request and DRAM bytes.
 // Exits 77 (skipped) when there is no GPU, 1 when the two layouts disagree.
 #include <coalesce/algorithm.hpp>
+#include <coalesce/compact.hpp>
 #include <coalesce/soa.hpp>
 #include <coalesce/testing/testing.hpp>
 
@@ -37,6 +38,15 @@ struct advance_one {
     p.x += p.vx * dt;
     p.y += p.vy * dt;
     p.z += p.vz * dt;
+  }
+};
+
+// Outside the box [-1, 1)^3: for erase_if on the device and the check on the host.
+struct left_the_box {
+  __host__ __device__ static bool out(float v) { return v < -1.0f || v >= 1.0f; }
+  template <class P>
+  __host__ __device__ bool operator()(const P& p) const {
+    return out(p.x) || out(p.y) || out(p.z);
   }
 };
 
@@ -92,5 +102,22 @@ int main() {
         return 1;
       }
   std::printf("\nall three computed identical particles\n");
+
+  // A step ends by removing the particles that left the box [-1, 1)^3: stably, from all six
+  // columns, with the count back on the host to size the vector.
+  const left_the_box outside{};
+  std::vector<Particle> inside;
+  for (const auto& p : from_for_each)
+    if (!outside(p)) inside.push_back(p);
+  const std::size_t removed = coalesce::erase_if(columns, outside);
+  const auto left = columns.to_vector();
+  bool same = removed == n - inside.size() && left.size() == inside.size();
+  for (std::size_t i = 0; same && i < left.size(); ++i)
+    same = left[i].x == inside[i].x && left[i].y == inside[i].y && left[i].z == inside[i].z && left[i].vx == inside[i].vx;
+  if (!same) {
+    std::printf("MISMATCH in the removal of the particles that left the box\n");
+    return 1;
+  }
+  std::printf("removed the %zu particles that left the box; %zu remain, as on the host\n", removed, left.size());
   return 0;
 }

@@ -73,6 +73,19 @@
 #  define COALESCE_HAS_CUDA_RUNTIME 0
 #endif
 
+// Whether the host can see what callable F returns. nvcc hands the host compiler a placeholder for
+// an extended __device__ lambda (one without a trailing return type), whose operator() says
+// nothing true about the lambda's (CUDA 12.3 and later: libcu++'s invoke_result asks the same
+// three traits). Named function objects, __host__ __device__ lambdas, cuda::proclaim_return_type
+// and lambdas with `-> R` pass.
+#if defined(__CUDACC_EXTENDED_LAMBDA__) && !COALESCE_DEVICE_PASS
+#  define COALESCE_DETAIL_RESULT_VISIBLE_ON_HOST(F)                                                    \
+     (!__nv_is_extended_device_lambda_closure_type(F) || __nv_is_extended_host_device_lambda_closure_type(F) || \
+      __nv_is_extended_device_lambda_with_preserved_return_type(F))
+#else
+#  define COALESCE_DETAIL_RESULT_VISIBLE_ON_HOST(F) true
+#endif
+
 // --- debug checks ---------------------------------------------------------------------------
 // COALESCE_DEBUG turns on bounds and precondition checks on host and device. Users may predefine
 // it (or COALESCE_ASSERT itself) before including any coalesce header.

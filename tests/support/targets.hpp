@@ -38,6 +38,17 @@ inline constexpr double stencil_radius_2_of_peak = 0.75;
 // DRAM bytes a stencil moves, over one read of each input and one write of the output: the halo
 // a band of rows re-reads must come from L2, not DRAM.
 inline constexpr double stencil_dram_bytes_over_ideal = 1.10;
+// Compaction and reordering (bench/suite/reorder.cu), each against the best competitor of its
+// group in the same run. --check holds these; the ratios to Thrust (erase_if >= 1.2 x
+// thrust::remove_if on the zip, sort_by_key >= 1.5 x thrust::sort_by_key on the zip) are the
+// ones below, read from the same table.
+inline constexpr double erase_if_versus_best_competitor = 1.0;  // CUB's Flagged per column, Thrust's remove_if
+inline constexpr double erase_if_versus_thrust_remove_if = 1.2;
+inline constexpr double sort_by_key_versus_best_competitor = 1.0;  // CUB SortPairs + gather, Thrust's sort_by_key
+inline constexpr double sort_by_key_versus_thrust_sort_by_key = 1.5;
+// A random gather writes every column once, coalesced; its reads go where the permutation says.
+// Against a cudaMemcpy of the same bytes written (the best competitor of its group).
+inline constexpr double gather_versus_copy_of_its_writes = 0.9;
 
 // A walk's fallback (a 12-byte field among float columns, a 16-byte struct of 4-byte alignment, an
 // array of structs off 16-byte alignment) against the aligned case of the same work, same run.

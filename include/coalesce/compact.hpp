@@ -1,0 +1,107 @@
+// coalesce: stable compaction of SoA data. erase_if removes a device soa_vector's elements for
+// which a predicate holds, from every column; copy_if fills a soa_vector with a view's elements
+// for which it holds. The predicate receives what for_each's f receives for a read-only element
+// (p.x < 0 is the whole user code). Needs a CUDA compiler.
+#pragma once
+
+#if !defined(__CUDACC__)
+// One error instead of pages: a host compiler stops at the first CUDA keyword in here.
+#  error "coalesce/compact.hpp launches kernels: include it from a .cu file (or a source with LANGUAGE CUDA), compiled by nvcc"
+#else
+
+#include <coalesce/algorithm.hpp>
+#include <coalesce/config.hpp>
+#include <coalesce/detail/compact_walk.hpp>
+#include <coalesce/memory.hpp>
+#include <coalesce/soa.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <type_traits>
+
+namespace coalesce {
+namespace detail {
+
+// copy_if's input: a soa_view of device memory whose elements are the output's.
+template <class View, class T>
+constexpr bool copy_if_view_ok() {
+  constexpr bool soa = is_soa_view_v<View>;
+  static_assert(soa, "coalesce::copy_if: the input must be a soa_view of device memory or a device soa_vector");
+  if constexpr (soa) {
+    constexpr bool device = std::is_same_v<typename view_space<View>::type, device_space>;
+    static_assert(device,
+                  "coalesce::copy_if: the input is of host memory (a host_space soa_vector's view); the GPU cannot "
+                  "read it: copy it into a device container and pass that");
+    constexpr bool same = std::is_same_v<std::remove_const_t<typename View::element_type>, T>;
+    static_assert(!device || same, "coalesce::copy_if: the input's element type must be the output vector's");
+    return device && same;
+  }
+  return false;
+}
+
+}  // namespace detail
+
+// Removes from `v` (a device soa_vector), stably, every element e for which pred(e) holds, from
+// all columns, and returns how many it removed. pred receives the const named-field proxy of an
+// element in registers and is called twice per element (once to count, once to move): it must be
+// a pure function of the element.
+//
+// Runs on v's stream and waits once, for the count, which sizes the new storage: two passes over
+// tiles of 2048 elements, the first reading only the columns pred reads, the second reading every
+// column and writing the kept elements into new storage from v's resource, which then replaces
+// v's (for a moment both are held; iterators and views of v are invalidated). Nothing is moved
+// when nothing is removed. Throws coalesce::cuda_error if a launch, the scan or the copy fails.
+template <class T, class Space, class Resource, class Pred>
+std::size_t erase_if(soa_vector<T, Space, Resource>& v, Pred pred) {
+  static_assert(std::is_same_v<Space, device_space>,
+                "coalesce::erase_if: the soa_vector is in host_space; remove a host vector's elements with "
+                "std::remove_if on its iterators and resize, or copy it into a device soa_vector");
+  if constexpr (std::is_same_v<Space, device_space>) {
+    const std::size_t n = v.size();
+    using keep = detail::keep_when<Pred, false>;
+    const detail::compaction<T, keep> counted(v.const_view(), keep{pred}, v.stream(), "coalesce::erase_if");
+    if (counted.kept() == n) return 0;
+    soa_vector<T, device_space, Resource> kept(v.resource());
+    kept.resize_for_overwrite(counted.kept());
+    counted.move_into(kept.view());
+    v.swap(kept);  // the old columns are freed in stream order, after the move that reads them
+    return n - counted.kept();
+  } else {
+    return 0;
+  }
+}
+
+// Makes `out` (a device soa_vector) hold, in order, the elements e of `view` (a soa_view of device
+// memory, or a device soa_vector) for which pred(e) holds, and returns how many. pred is as for
+// erase_if. Runs on out's stream (order the input's writes before it) and waits once, for the
+// count; out gets new storage of that size from its resource, so `view` may be out's own.
+// Throws coalesce::cuda_error if a launch, the scan or the copy fails.
+template <class View, class T, class Space, class Resource, class Pred>
+std::size_t copy_if(View view, soa_vector<T, Space, Resource>& out, Pred pred) {
+  static_assert(std::is_same_v<Space, device_space>,
+                "coalesce::copy_if: the output soa_vector is in host_space; copy into a device soa_vector");
+  const auto walked = detail::as_walkable(view);
+  using walked_type = std::remove_const_t<decltype(walked)>;
+  if constexpr (std::is_same_v<Space, device_space> && detail::copy_if_view_ok<walked_type, T>()) {
+    using keep = detail::keep_when<Pred, true>;
+    const soa_view<const T> in = walked;
+    detail::require_device_columns(detail::walk_of<soa_view<const T>>::columns(in), 1, in.size(), "coalesce::copy_if");
+    const detail::compaction<T, keep> counted(in, keep{pred}, out.stream(), "coalesce::copy_if");
+    soa_vector<T, device_space, Resource> kept(out.resource());
+    kept.resize_for_overwrite(counted.kept());
+    counted.move_into(kept.view());
+    out.swap(kept);
+    return counted.kept();
+  } else {
+    return 0;
+  }
+}
+template <class T, class R1, class R2, class Pred>
+std::size_t copy_if(const soa_vector<T, device_space, R1>& v, soa_vector<T, device_space, R2>& out, Pred pred) {
+  return copy_if(v.const_view(), out, pred);
+}
+
+}  // namespace coalesce
+
+#endif  // __CUDACC__

@@ -1,0 +1,250 @@
+// coalesce: reordering a soa_view's elements in every column. gather and scatter permute by an
+// index array; sort_by_key orders a device soa_vector by a key of each element, stably (a cell
+// index, so that neighbours sit together). Scratch comes from coalesce's pool; everything runs
+// asynchronously on the given or the container's stream. Needs a CUDA compiler.
+#pragma once
+
+#if !defined(__CUDACC__)
+// One error instead of pages: a host compiler stops at the first CUDA keyword in here.
+#  error "coalesce/reorder.hpp launches kernels: include it from a .cu file (or a source with LANGUAGE CUDA), compiled by nvcc"
+#else
+
+#include <coalesce/algorithm.hpp>
+#include <coalesce/config.hpp>
+#include <coalesce/detail/launch.hpp>
+#include <coalesce/detail/permute_walk.hpp>
+#include <coalesce/detail/reorder_plan.hpp>
+#include <coalesce/error.hpp>
+#include <coalesce/memory.hpp>
+#include <coalesce/soa.hpp>
+
+#include <cub/device/device_radix_sort.cuh>
+#include <cuda/std/span>
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+namespace coalesce {
+namespace detail {
+
+// The views gather and scatter permute: soa_views of device memory, the output writable and of
+// the same element type.
+template <class In, class Out>
+constexpr bool permute_views_ok() {
+  constexpr bool soa = is_soa_view_v<In> && is_soa_view_v<Out>;
+  static_assert(soa,
+                "coalesce::gather / coalesce::scatter: the input and the output must be soa_views (a device "
+                "soa_vector's view()); permute a single column as a soa_view of a one-field struct");
+  if constexpr (soa) {
+    constexpr bool device = std::is_same_v<typename view_space<In>::type, device_space> &&
+                            std::is_same_v<typename view_space<Out>::type, device_space>;
+    static_assert(device,
+                  "coalesce::gather / coalesce::scatter: a view is of host memory (a host_space soa_vector's); the "
+                  "GPU cannot read it: copy it into a device container and pass that one's view()");
+    constexpr bool writable = !std::is_const_v<typename Out::element_type>;
+    static_assert(!device || writable,
+                  "coalesce::gather / coalesce::scatter: the output view must be writable (soa_view<T>, not "
+                  "soa_view<const T>)");
+    constexpr bool same = std::is_same_v<std::remove_const_t<typename In::element_type>, typename Out::element_type>;
+    static_assert(!device || !writable || same,
+                  "coalesce::gather / coalesce::scatter: the input and the output must have the same element type");
+    return device && writable && same;
+  }
+  return false;
+}
+
+// The index arrays gather and scatter take: unsigned 32- or 64-bit integers.
+template <class Index>
+constexpr bool permute_index_ok() {
+  using index = std::remove_const_t<Index>;
+  constexpr bool ok = std::is_integral_v<index> && std::is_unsigned_v<index> && !std::is_same_v<index, bool> &&
+                      (sizeof(index) == 4 || sizeof(index) == 8);
+  static_assert(ok,
+                "coalesce::gather / coalesce::scatter: the indices must be a cuda::std::span of unsigned 32- or 64-bit "
+                "integers (unsigned, std::uint32_t, std::size_t) in device memory");
+  return ok;
+}
+
+template <class T, class Index>
+void launch_gather(const soa_view<const T>& in, const Index* indices, std::size_t n, const soa_view<T>& out,
+                   cudaStream_t stream, const char* what) {
+  if (n == 0) return;
+  const unsigned blocks = blocks_for(n, permute_threads, what);
+  throw_if_earlier_error(what);
+  gather_kernel<T, Index><<<blocks, permute_threads, 0, stream>>>(in, indices, n, out);
+  throw_if_launch_failed(what);
+}
+
+// Under COALESCE_DEBUG: every column and the indices are memory the GPU reads.
+template <class T, class Index>
+void require_device_permutation(const soa_view<const T>& in, const soa_view<T>& out, const Index* indices,
+                                std::size_t count, const char* what) {
+  require_device_columns(walk_of<soa_view<const T>>::columns(in), 1, in.size(), what);
+  require_device_columns(walk_of<soa_view<T>>::columns(out), 1, out.size(), what);
+  if (count > 0) require_device_memory(indices, what);
+}
+
+// What key(element) returns, seen from the host, and the checks on it.
+template <class T, class Key>
+constexpr bool sort_key_ok() {
+  constexpr bool visible = COALESCE_DETAIL_RESULT_VISIBLE_ON_HOST(Key);
+  static_assert(visible,
+                "coalesce::sort_by_key: the host cannot see what a __device__ lambda returns, and needs the key "
+                "type to size the sort: give the lambda a trailing return type ([] __device__(auto p) -> "
+                "std::uint32_t {...}), make it __host__ __device__, wrap it in cuda::proclaim_return_type<K>, or "
+                "pass a function object");
+  if constexpr (visible) {
+    using key_type = std::decay_t<decltype(std::declval<Key&>()(std::declval<soa_reference_t<const T>>()))>;
+    static_assert(is_sort_key_v<key_type>,
+                  "coalesce::sort_by_key: key(element) must return an unsigned 32- or 64-bit integer (std::uint32_t, "
+                  "std::uint64_t); map a signed or floating-point key to one that orders the same way");
+    return is_sort_key_v<key_type>;
+  }
+  return false;
+}
+
+// Sorts the (key, index) pairs of v's elements and gathers every column by the sorted indices into
+// new storage, which then takes the old one's place. Index is wide enough for every element.
+template <class K, class Index, class T, class Resource, class Key>
+void sort_by_key_with(soa_vector<T, device_space, Resource>& v, const Key& key, int end_bit) {
+  constexpr const char* what = "coalesce::sort_by_key";
+  const std::size_t n = v.size();
+  const cudaStream_t stream = v.stream();
+  const unsigned blocks = blocks_for(n, permute_threads, what);
+  throw_if_earlier_error(what);
+
+  // Keys and indices twice over: cub::DoubleBuffer lets the sort alternate between them, so its
+  // own scratch holds only its histograms.
+  const pool_resource pool(stream);
+  const owned_bytes<pool_resource> keys(pool, 2 * n * sizeof(K), allocation_alignment);
+  const owned_bytes<pool_resource> indices(pool, 2 * n * sizeof(Index), allocation_alignment);
+  K* const key_buffers = static_cast<K*>(keys.get());
+  Index* const index_buffers = static_cast<Index*>(indices.get());
+  keys_and_indices_kernel<T, Key, K, Index><<<blocks, permute_threads, 0, stream>>>(v.const_view(), key, key_buffers,
+                                                                                    index_buffers);
+  throw_if_launch_failed(what);
+
+  cub::DoubleBuffer<K> sorted_keys(key_buffers, key_buffers + n);
+  cub::DoubleBuffer<Index> sorted_indices(index_buffers, index_buffers + n);
+  std::size_t temp_bytes = 0;
+  throw_on_error(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, sorted_keys, sorted_indices, Index(n), 0, end_bit,
+                                                 stream),
+                 "coalesce::sort_by_key: cub::DeviceRadixSort::SortPairs (sizing)");
+  const owned_bytes<pool_resource> temp(pool, temp_bytes, allocation_alignment);
+  throw_on_error(cub::DeviceRadixSort::SortPairs(temp.get(), temp_bytes, sorted_keys, sorted_indices, Index(n), 0,
+                                                 end_bit, stream),
+                 "coalesce::sort_by_key: cub::DeviceRadixSort::SortPairs");
+
+  soa_vector<T, device_space, Resource> sorted(v.resource());
+  sorted.resize_for_overwrite(n);
+  launch_gather(v.const_view(), static_cast<const Index*>(sorted_indices.Current()), n, sorted.view(), stream, what);
+  v.swap(sorted);  // the old columns are freed in stream order, after the gather that reads them
+}
+
+}  // namespace detail
+
+// out[i] = view[indices[i]] for every i < indices.size(), in every column: `view` and `out` are
+// soa_views of device memory with the same element type (out of indices.size() elements, not
+// overlapping view), `indices` a cuda::std::span of unsigned 32- or 64-bit integers in device
+// memory, each < view.size(). An index out of range traps with a message under COALESCE_DEBUG
+// and is undefined behaviour otherwise. One thread per output element reads its index once and
+// every column of that element: the writes are coalesced, the reads as scattered as the
+// permutation. Asynchronous on `stream`. Throws std::invalid_argument if out has another size,
+// coalesce::cuda_error if the launch fails.
+template <class View, class Index, std::size_t Extent, class OutView>
+void gather(View view, cuda::std::span<Index, Extent> indices, OutView out, cudaStream_t stream = 0) {
+  const auto in_walked = detail::as_walkable(view);
+  const auto out_walked = detail::as_walkable(out);
+  using in_type = std::remove_const_t<decltype(in_walked)>;
+  using out_type = std::remove_const_t<decltype(out_walked)>;
+  if constexpr (detail::permute_views_ok<in_type, out_type>() && detail::permute_index_ok<Index>()) {
+    constexpr const char* what = "coalesce::gather";
+    if (out_walked.size() != indices.size())
+      throw std::invalid_argument(std::string(what) + ": the output has " + std::to_string(out_walked.size()) +
+                                  " elements and the indices " + std::to_string(indices.size()) + "; they must agree");
+    const auto in = detail::as_const_view(in_walked);
+    detail::require_device_permutation(in, out_walked, indices.data(), indices.size(), what);
+    detail::launch_gather(in, static_cast<const std::remove_const_t<Index>*>(indices.data()), indices.size(), out_walked,
+                          stream, what);
+  }
+}
+
+// out[indices[i]] = view[i] for every i < view.size(), in every column: as gather, with
+// indices.size() == view.size() and each index < out.size(); indices that repeat leave one of
+// their elements, which one unspecified. The reads are coalesced, the writes as scattered as the
+// permutation. An index out of range traps with a message under COALESCE_DEBUG and is undefined
+// behaviour otherwise. Asynchronous on `stream`. Throws std::invalid_argument if the sizes of
+// view and indices differ, coalesce::cuda_error if the launch fails.
+template <class View, class Index, std::size_t Extent, class OutView>
+void scatter(View view, cuda::std::span<Index, Extent> indices, OutView out, cudaStream_t stream = 0) {
+  const auto in_walked = detail::as_walkable(view);
+  const auto out_walked = detail::as_walkable(out);
+  using in_type = std::remove_const_t<decltype(in_walked)>;
+  using out_type = std::remove_const_t<decltype(out_walked)>;
+  if constexpr (detail::permute_views_ok<in_type, out_type>() && detail::permute_index_ok<Index>()) {
+    constexpr const char* what = "coalesce::scatter";
+    if (in_walked.size() != indices.size())
+      throw std::invalid_argument(std::string(what) + ": the input has " + std::to_string(in_walked.size()) +
+                                  " elements and the indices " + std::to_string(indices.size()) + "; they must agree");
+    const auto in = detail::as_const_view(in_walked);
+    detail::require_device_permutation(in, out_walked, indices.data(), indices.size(), what);
+    if (in.size() == 0) return;
+    using element = typename out_type::element_type;
+    using index = std::remove_const_t<Index>;
+    const unsigned blocks = detail::blocks_for(in.size(), detail::permute_threads, what);
+    detail::throw_if_earlier_error(what);
+    detail::scatter_kernel<element, index><<<blocks, detail::permute_threads, 0, stream>>>(
+        in, static_cast<const index*>(indices.data()), out_walked);
+    detail::throw_if_launch_failed(what);
+  }
+}
+
+// The same between device soa_vectors, on the output's stream.
+template <class T, class R1, class Index, std::size_t Extent, class R2>
+void gather(const soa_vector<T, device_space, R1>& v, cuda::std::span<Index, Extent> indices,
+            soa_vector<T, device_space, R2>& out) {
+  gather(v.const_view(), indices, out.view(), out.stream());
+}
+template <class T, class R1, class Index, std::size_t Extent, class R2>
+void scatter(const soa_vector<T, device_space, R1>& v, cuda::std::span<Index, Extent> indices,
+             soa_vector<T, device_space, R2>& out) {
+  scatter(v.const_view(), indices, out.view(), out.stream());
+}
+
+// Orders the elements of `v` (a device soa_vector) by key(element), stably: elements with equal
+// keys keep their order. key receives what for_each's f receives for a read-only element (the
+// const named-field proxy) and returns an unsigned 32- or 64-bit integer; the host must see that
+// type (a function object, a __host__ __device__ lambda, a __device__ lambda with `-> K`, or
+// cuda::proclaim_return_type<K>). The sort looks at bits [0, end_bit) of the keys: all of the key
+// type's unless end_bit says fewer (a key below 2^20 sorts in 3 passes of 8 bits instead of 4).
+//
+// The keys and the elements' indices are written once, sorted as pairs by
+// cub::DeviceRadixSort::SortPairs (scratch from coalesce's pool), and every column is gathered by
+// the sorted indices into new storage from v's resource, which replaces v's (for a moment both
+// are held). Asynchronous on v's stream; iterators and views of v are invalidated. Throws
+// std::invalid_argument for an end_bit outside [1, bits of the key], coalesce::cuda_error if a
+// launch or the sort fails.
+template <class T, class Space, class Resource, class Key>
+void sort_by_key(soa_vector<T, Space, Resource>& v, Key key, int end_bit = -1) {
+  static_assert(std::is_same_v<Space, device_space>,
+                "coalesce::sort_by_key: the soa_vector is in host_space; sort a host vector's elements with std::sort "
+                "or std::stable_sort on its iterators, or copy it into a device soa_vector");
+  if constexpr (std::is_same_v<Space, device_space> && detail::sort_key_ok<T, Key>()) {
+    using key_type = std::decay_t<decltype(std::declval<Key&>()(std::declval<soa_reference_t<const T>>()))>;
+    const int bits = detail::sort_end_bit<key_type>(end_bit, "coalesce::sort_by_key");
+    if (v.size() <= 1) return;
+    if (detail::indices_fit_32_bits(v.size()))
+      detail::sort_by_key_with<key_type, std::uint32_t>(v, key, bits);
+    else
+      detail::sort_by_key_with<key_type, std::uint64_t>(v, key, bits);
+  }
+}
+
+}  // namespace coalesce
+
+#endif  // __CUDACC__
