@@ -20,9 +20,9 @@ inline constexpr double column_read_of_peak = 0.80;
 inline constexpr double row_copy_of_peak = 0.80;
 inline constexpr double transpose_of_peak = 0.75;
 // A reduction reads and writes nothing else: read bandwidth near the DRAM peak, where the work is
-// large enough (3.2 GB) that a launch's fixed costs do not count. At 402 MB (0.1 ms) they do:
-// the best kernel we could write, hand-written, read at 0.854-0.869 of the peak there and at 0.930
-// over 3.2 GB on an NVIDIA H200, CUDA 13.0.
+// large enough (3.2 GB) that a launch's fixed costs do not count. At 402 MB (0.1 ms) they do: the
+// best kernel we could write, hand-written, read at 84.9% of the peak there and at 93.1% over
+// 3.2 GB (docs/bench/reductions-stencils-reorder, NVIDIA H200, CUDA 13.0).
 inline constexpr double reduction_of_peak = 0.90;
 inline constexpr double reduction_of_peak_one_launch = 0.80;
 
