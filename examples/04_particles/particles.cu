@@ -5,9 +5,11 @@
 // Exits 77 (skipped) when there is no GPU, 1 when the two layouts disagree.
 #include <coalesce/algorithm.hpp>
 #include <coalesce/compact.hpp>
+#include <coalesce/reduce.hpp>
 #include <coalesce/soa.hpp>
 #include <coalesce/testing/testing.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <optional>
 #include <vector>
@@ -48,6 +50,17 @@ struct left_the_box {
   __host__ __device__ bool operator()(const P& p) const {
     return out(p.x) || out(p.y) || out(p.z);
   }
+};
+
+// The kinetic energy of a particle of unit mass, summed in double.
+struct kinetic_energy {
+  template <class P>
+  __host__ __device__ double operator()(const P& p) const {
+    return 0.5 * (double(p.vx) * p.vx + double(p.vy) * p.vy + double(p.vz) * p.vz);
+  }
+};
+struct plus {
+  __host__ __device__ double operator()(double a, double b) const { return a + b; }
 };
 
 int main() {
@@ -119,5 +132,15 @@ int main() {
     return 1;
   }
   std::printf("removed the %zu particles that left the box; %zu remain, as on the host\n", removed, left.size());
+
+  // And the total kinetic energy of those that remain: one pass over the three velocity columns.
+  double on_host = 0.0;
+  for (const auto& p : inside) on_host += kinetic_energy{}(p);
+  const double energy = coalesce::transform_reduce(columns, kinetic_energy{}, 0.0, plus{});
+  if (!(std::abs(energy - on_host) <= 1e-9 * std::abs(on_host))) {
+    std::printf("MISMATCH in the kinetic energy: %.17g on the device, %.17g on the host\n", energy, on_host);
+    return 1;
+  }
+  std::printf("their kinetic energy: %.6g, as on the host\n", energy);
   return 0;
 }
