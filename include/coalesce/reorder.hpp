@@ -70,14 +70,30 @@ constexpr bool permute_index_ok() {
   return ok;
 }
 
+// One launch a column, in order (detail/permute_walk.hpp says why).
+template <class T, class Index, std::size_t... L>
+void launch_gather_columns(const soa_view<const T>& in, const Index* indices, std::size_t n, const soa_view<T>& out,
+                           cudaStream_t stream, const char* what, std::index_sequence<L...>) {
+  const unsigned blocks = blocks_for(n, permute_threads, what);
+  throw_if_earlier_error(what);
+  ((gather_column_kernel<L, T, Index><<<blocks, permute_threads, 0, stream>>>(in, indices, n, out),
+    throw_if_launch_failed(what)),
+   ...);
+}
 template <class T, class Index>
 void launch_gather(const soa_view<const T>& in, const Index* indices, std::size_t n, const soa_view<T>& out,
                    cudaStream_t stream, const char* what) {
   if (n == 0) return;
-  const unsigned blocks = blocks_for(n, permute_threads, what);
+  launch_gather_columns(in, indices, n, out, stream, what, std::make_index_sequence<leaf_count_v<T>>{});
+}
+template <class T, class Index, std::size_t... L>
+void launch_scatter_columns(const soa_view<const T>& in, const Index* indices, const soa_view<T>& out,
+                            cudaStream_t stream, const char* what, std::index_sequence<L...>) {
+  const unsigned blocks = blocks_for(in.size(), permute_threads, what);
   throw_if_earlier_error(what);
-  gather_kernel<T, Index><<<blocks, permute_threads, 0, stream>>>(in, indices, n, out);
-  throw_if_launch_failed(what);
+  ((scatter_column_kernel<L, T, Index><<<blocks, permute_threads, 0, stream>>>(in, indices, out),
+    throw_if_launch_failed(what)),
+   ...);
 }
 
 // Under COALESCE_DEBUG: every column and the indices are memory the GPU reads.
@@ -196,11 +212,8 @@ void scatter(View view, cuda::std::span<Index, Extent> indices, OutView out, cud
     if (in.size() == 0) return;
     using element = typename out_type::element_type;
     using index = std::remove_const_t<Index>;
-    const unsigned blocks = detail::blocks_for(in.size(), detail::permute_threads, what);
-    detail::throw_if_earlier_error(what);
-    detail::scatter_kernel<element, index><<<blocks, detail::permute_threads, 0, stream>>>(
-        in, static_cast<const index*>(indices.data()), out_walked);
-    detail::throw_if_launch_failed(what);
+    detail::launch_scatter_columns(in, static_cast<const index*>(indices.data()), out_walked, stream, what,
+                                   std::make_index_sequence<detail::leaf_count_v<element>>{});
   }
 }
 
