@@ -47,25 +47,40 @@ inline constexpr bool is_boundary_policy_v<constant<T>> = true;
 // policy: `i` itself inside [0, n); outside, clamp gives the nearest edge, periodic wraps (any
 // distance, so a radius wider than the axis is fine), interior clamps too (what it reads there
 // feeds only outputs it does not write, and a clamped read stays inside the allocation), and
-// constant gives -1: no read, the constant instead.
-COALESCE_HOST_DEVICE constexpr long long boundary_index(clamp_t, long long i, long long n) {
-  return i < 0 ? 0 : i >= n ? n - 1 : i;
+// constant gives -1: no read, the constant instead. In the index type of `i` (signed): a kernel
+// whose axes fit in 32 bits computes them in 32 bits (a 64-bit % is a long instruction sequence).
+namespace detail {
+template <class I>
+struct same_type {
+  using type = I;
+};
+// n takes i's type, whatever the caller's n was (a size_t extent, an int literal).
+template <class I>
+using same_type_t = typename same_type<I>::type;
+}  // namespace detail
+
+template <class I>
+COALESCE_HOST_DEVICE constexpr I boundary_index(clamp_t, I i, detail::same_type_t<I> n) {
+  return i < 0 ? I(0) : i >= n ? n - 1 : i;
 }
-COALESCE_HOST_DEVICE constexpr long long boundary_index(periodic_t, long long i, long long n) {
-  const long long m = i % n;
+template <class I>
+COALESCE_HOST_DEVICE constexpr I boundary_index(periodic_t, I i, detail::same_type_t<I> n) {
+  const I m = i % n;
   return m < 0 ? m + n : m;
 }
-COALESCE_HOST_DEVICE constexpr long long boundary_index(interior_t, long long i, long long n) {
+template <class I>
+COALESCE_HOST_DEVICE constexpr I boundary_index(interior_t, I i, detail::same_type_t<I> n) {
   return boundary_index(clamp, i, n);
 }
-template <class T>
-COALESCE_HOST_DEVICE constexpr long long boundary_index(const constant<T>&, long long i, long long n) {
-  return i >= 0 && i < n ? i : -1;
+template <class T, class I>
+COALESCE_HOST_DEVICE constexpr I boundary_index(const constant<T>&, I i, detail::same_type_t<I> n) {
+  return i >= 0 && i < n ? i : I(-1);
 }
 
 // Whether position `i` of an axis of `n` elements has all of [i - radius, i + radius] inside the
 // axis: the outputs interior writes.
-COALESCE_HOST_DEVICE constexpr bool interior_contains(long long radius, long long i, long long n) {
+template <class I>
+COALESCE_HOST_DEVICE constexpr bool interior_contains(detail::same_type_t<I> radius, I i, detail::same_type_t<I> n) {
   return i >= radius && i + radius < n;
 }
 

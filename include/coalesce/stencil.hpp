@@ -128,133 +128,74 @@ auto inputs(const Inputs&... in) {
 
 namespace detail {
 
-// The window walk's shape. A warp owns a strip of 32 vectors of 16 bytes (128 floats: one
-// 512-byte span, starting on a line because rows are padded to 128 bytes) and walks down a band
-// of rows, each new row loaded once. Unmeasured choices: 8 warps per block, 32 rows per band
-// (the 2R halo rows a band re-reads from L2 are 2R/32 of its loads) and 2 rows loaded ahead of
-// the one consumed (each warp keeps 1 KiB of loads in flight besides its window).
+// The chunk walk: a thread per vector of V = 16 / sizeof(T) outputs of one row (4 floats), as
+// many threads as the output has vectors, 256 to a block. Each thread loads, for each input row
+// r - R .. r + R, the 16-byte vector over its outputs' columns and the R elements on either side,
+// all through the read-only path; its neighbours' loads of the same lines are L1 and L2 hits, so
+// DRAM sees each input element about once. Measured on an NVIDIA H200, CUDA 13.0
+// (docs/bench/reductions-stencils-reorder), this design, hand-written, ran at 70.8-89.1% of
+// cudaMemcpy with 28 registers for the 5-point stencil, where a register window that walked a
+// warp's strip down a band of rows (each row loaded once, neighbours by shuffles) held 74-114
+// registers, ran at 3 or fewer blocks a multiprocessor and reached 0.609-0.775 of it.
 inline constexpr unsigned stencil_block_threads = 256;
-inline constexpr long long stencil_band_rows = 32;
-inline constexpr int stencil_rows_ahead = 2;
-
-inline constexpr unsigned full_warp = 0xffffffffu;
-
-// A value of up to 16 bytes moved between lanes as 32-bit words.
-template <class T>
-COALESCE_DEVICE COALESCE_FORCEINLINE T shuffle_from_lane(T value, int delta) {
-  constexpr int words = int((sizeof(T) + 3) / 4);
-  unsigned w[words] = {};
-  std::memcpy(w, &value, sizeof(T));
-#pragma unroll
-  for (int k = 0; k < words; ++k) w[k] = delta < 0 ? __shfl_up_sync(full_warp, w[k], unsigned(-delta)) : __shfl_down_sync(full_warp, w[k], unsigned(delta));
-  T out;
-  std::memcpy(&out, w, sizeof(T));
-  return out;
-}
+// (nvcc 13.0 gives the chunk kernel 38, 40 and 52 registers for the 5-, 9- and 13-point stencils
+// on 32-bit positions, against the hand-written kernel's 28 for the 5-point one; capping them at
+// 32 with __launch_bounds__ spills all but the 5-point one. Not yet measured.)
 
 // The element at (row, col) of `in` under the policy; `row` is already a valid row index.
-template <class T, class Policy>
-COALESCE_DEVICE COALESCE_FORCEINLINE T load_element(const T* row, long long col, long long cols, const Policy& policy) {
-  const long long c = boundary_index(policy, col, cols);
+template <class T, class Index, class Policy>
+COALESCE_DEVICE COALESCE_FORCEINLINE T load_element(const T* row, Index col, Index cols, const Policy& policy) {
+  const Index c = boundary_index(policy, col, cols);
   if constexpr (!std::is_same_v<Policy, clamp_t> && !std::is_same_v<Policy, periodic_t> && !std::is_same_v<Policy, interior_t>) {
     if (c < 0) return static_cast<T>(policy.value);
   }
   return load_chunk<true>(row + c);
 }
 
-// One input row as a lane loads it: its vector of V elements and, on the warp's edge lanes, the R
-// elements beyond the strip (lane 0: the R to its left; lane 31: the R to its right).
+// The (2R + 1) x (V + 2R) input elements around a thread's V outputs at (r, c0 .. c0 + V - 1),
+// through the policy: each row's V middle elements as one vector where the row has them all, the
+// R on either side one at a time.
 template <class T, int R, int V>
-struct loaded_row {
-  T body[V];
-  T halo[R];
-};
-
-// The rows of one input that the outputs of row i read: rows i - R .. i + R, each extended by R
-// elements on either side of the lane's vector (from the neighbouring lanes), and the rows
-// loaded ahead.
-template <class T, int R, int V>
-struct input_window {
+struct input_patch {
   static constexpr int width = V + 2 * R;
-  T rows[2 * R + 1][width];  // rows[k][R + j]: row i - R + k, column c0 + j
-  loaded_row<T, R, V> ahead[stencil_rows_ahead];
+  T values[2 * R + 1][width];  // values[R + dr][R + j]: the input at (r + dr, c0 + j)
 
-  template <class Policy>
-  COALESCE_DEVICE COALESCE_FORCEINLINE static loaded_row<T, R, V> load(const pitched_view<const T>& in, long long i, long long c0,
-                                                                      long long halo_col, bool edge_lane, const Policy& policy) {
-    loaded_row<T, R, V> out;
-    const long long cols = (long long)in.cols();
-    const long long r = boundary_index(policy, i, (long long)in.rows());
-    if constexpr (!std::is_same_v<Policy, clamp_t> && !std::is_same_v<Policy, periodic_t> && !std::is_same_v<Policy, interior_t>) {
-      if (r < 0) {
+  template <class Index, class Policy>
+  COALESCE_DEVICE COALESCE_FORCEINLINE void load(const pitched_view<const T>& in, Index r, Index c0, const Policy& policy) {
+    const Index rows = Index(in.rows()), cols = Index(in.cols());
 #pragma unroll
-        for (int j = 0; j < V; ++j) out.body[j] = static_cast<T>(policy.value);
+    for (int dr = -R; dr <= R; ++dr) {
+      T* line = values[R + dr];
+      const Index rr = boundary_index(policy, Index(r + dr), rows);
+      if constexpr (!std::is_same_v<Policy, clamp_t> && !std::is_same_v<Policy, periodic_t> &&
+                    !std::is_same_v<Policy, interior_t>) {
+        if (rr < 0) {  // a row beyond the edge under constant(v)
 #pragma unroll
-        for (int k = 0; k < R; ++k) out.halo[k] = static_cast<T>(policy.value);
-        return out;
+          for (int e = 0; e < width; ++e) line[e] = static_cast<T>(policy.value);
+          continue;
+        }
+      }
+      const T* row = in.row(std::size_t(rr));
+      if (c0 + V <= cols) {
+        const auto v = load_chunk<true>(reinterpret_cast<const vector_chunk<T, V>*>(row + c0));
+#pragma unroll
+        for (int j = 0; j < V; ++j) line[R + j] = v.value[j];
+      } else {  // the row's last, partial vector (cols % V != 0)
+#pragma unroll
+        for (int j = 0; j < V; ++j) line[R + j] = load_element(row, Index(c0 + j), cols, policy);
+      }
+#pragma unroll
+      for (int k = 1; k <= R; ++k) {
+        line[R - k] = load_element(row, Index(c0 - k), cols, policy);
+        line[R + V - 1 + k] = load_element(row, Index(c0 + V - 1 + k), cols, policy);
       }
     }
-    const T* row = in.row(std::size_t(r));
-    if (c0 + V <= cols) {
-      const auto v = load_chunk<true>(reinterpret_cast<const vector_chunk<T, V>*>(row + c0));
-#pragma unroll
-      for (int j = 0; j < V; ++j) out.body[j] = v.value[j];
-    } else {
-      // The row's last, partial vector (cols % V != 0) and lanes past the end: one element
-      // each, through the policy, so that the lanes to their left see the right neighbours.
-#pragma unroll
-      for (int j = 0; j < V; ++j) out.body[j] = load_element(row, c0 + j, cols, policy);
-    }
-    if (edge_lane) {
-#pragma unroll
-      for (int k = 0; k < R; ++k) out.halo[k] = load_element(row, halo_col + k, cols, policy);
-    }
-    return out;
   }
 
-  // Row k of the window from a loaded row: the lane's vector, its left neighbours from the lane
-  // below (lane 0: its halo) and its right neighbours from the lane above (lane 31: its halo).
-  COALESCE_DEVICE COALESCE_FORCEINLINE void extend_into(int k, const loaded_row<T, R, V>& l, unsigned lane) {
-#pragma unroll
-    for (int j = 0; j < V; ++j) rows[k][R + j] = l.body[j];
-#pragma unroll
-    for (int m = 0; m < R; ++m) {
-      const T from_left = shuffle_from_lane(l.body[V - 1 - m], -1);
-      const T from_right = shuffle_from_lane(l.body[m], 1);
-      rows[k][R - 1 - m] = lane == 0 ? l.halo[R - 1 - m] : from_left;
-      rows[k][R + V + m] = lane == 31 ? l.halo[m] : from_right;
-    }
+  // What f sees for output element j of the thread's vector.
+  COALESCE_DEVICE COALESCE_FORCEINLINE neighbourhood<T, R> at(int j) const {
+    return neighbourhood<T, R>(&values[R][R + j], width);
   }
-
-  // Moves the window down a row: row i + 1 + R comes from the rows loaded ahead, and row
-  // i + 1 + R + rows_ahead is loaded if the band still needs it.
-  template <class Policy>
-  COALESCE_DEVICE COALESCE_FORCEINLINE void advance(const pitched_view<const T>& in, long long i, long long last, long long c0,
-                                                    long long halo_col, unsigned lane, const Policy& policy) {
-#pragma unroll
-    for (int k = 0; k < 2 * R; ++k)
-#pragma unroll
-      for (int e = 0; e < width; ++e) rows[k][e] = rows[k + 1][e];
-    extend_into(2 * R, ahead[0], lane);
-#pragma unroll
-    for (int p = 0; p + 1 < stencil_rows_ahead; ++p) ahead[p] = ahead[p + 1];
-    const long long next = i + 1 + R + stencil_rows_ahead;
-    if (next < last + R) ahead[stencil_rows_ahead - 1] = load(in, next, c0, halo_col, lane == 0 || lane == 31, policy);
-  }
-
-  template <class Policy>
-  COALESCE_DEVICE COALESCE_FORCEINLINE void start(const pitched_view<const T>& in, long long first, long long last, long long c0,
-                                                  long long halo_col, unsigned lane, const Policy& policy) {
-    const bool edge_lane = lane == 0 || lane == 31;
-#pragma unroll
-    for (int k = 0; k <= 2 * R; ++k) extend_into(k, load(in, first - R + k, c0, halo_col, edge_lane, policy), lane);
-#pragma unroll
-    for (int p = 0; p < stencil_rows_ahead; ++p)
-      if (first + R + 1 + p < last + R) ahead[p] = load(in, first + R + 1 + p, c0, halo_col, edge_lane, policy);
-  }
-
-  // What f sees for output element j of the lane's vector.
-  COALESCE_DEVICE COALESCE_FORCEINLINE neighbourhood<T, R> at(int j) const { return neighbourhood<T, R>(&rows[R][R + j], width); }
 };
 
 template <class P>
@@ -276,60 +217,57 @@ COALESCE_HOST_DEVICE constexpr bool stencil_callable() {
   return false;
 }
 
-// The register window walk (see the top of stencil_window_kernel's launch): every input of the
-// same element size, 16-byte aligned rows, R <= V.
-template <int R, int V, class Policy, class Out, class F, class... Ts, std::size_t... I>
-COALESCE_DEVICE COALESCE_FORCEINLINE void walk_windows(const Policy& policy, const cuda::std::tuple<pitched_view<const Ts>...>& in,
-                                                       const pitched_view<Out>& out, const F& f, unsigned strips,
-                                                       unsigned long long tasks, bool vector_stores, std::index_sequence<I...>) {
+// The chunk walk (see stencil_block_threads): every input of the same element size, 16-byte
+// aligned rows, R <= V. Thread t takes the t-th vector of outputs, row after row. Positions are
+// in Index: int where every count fits in 31 bits, so that the boundary arithmetic is 32-bit.
+template <int R, int V, class Index, class Policy, class Out, class F, class... Ts, std::size_t... I>
+COALESCE_DEVICE COALESCE_FORCEINLINE void walk_chunks(const Policy& policy, const cuda::std::tuple<pitched_view<const Ts>...>& in,
+                                                      const pitched_view<Out>& out, const F& f, Index vectors_per_row,
+                                                      bool vector_stores, std::index_sequence<I...>) {
   if constexpr (stencil_callable<F, R, Out, Ts...>()) {
-    const long long rows = (long long)out.rows(), cols = (long long)out.cols();
-    const unsigned lane = threadIdx.x % 32;
-    const unsigned long long warps = (unsigned long long)gridDim.x * (blockDim.x / 32);
-    for (unsigned long long task = ((unsigned long long)blockIdx.x * blockDim.x + threadIdx.x) / 32; task < tasks; task += warps) {
-      const long long strip_first = (long long)(task % strips) * 32 * V;
-      const long long first = (long long)(task / strips) * stencil_band_rows;
-      const long long last = first + stencil_band_rows < rows ? first + stencil_band_rows : rows;
-      const long long c0 = strip_first + lane * V;
-      const long long halo_col = lane == 0 ? strip_first - R : strip_first + 32 * V;
-      cuda::std::tuple<input_window<Ts, R, V>...> windows;
-      (cuda::std::get<I>(windows).start(cuda::std::get<I>(in), first, last, c0, halo_col, lane, policy), ...);
-      for (long long i = first; i < last; ++i) {
-        Out result[V];
+    const Index rows = Index(out.rows()), cols = Index(out.cols());
+    const Index vectors = rows * vectors_per_row;
+    // With 32-bit positions the grid has a thread per vector (no loop to keep in registers); with
+    // 64-bit ones it may have fewer, and strides.
+    const Index step = std::is_same_v<Index, int> ? vectors : Index(gridDim.x) * Index(blockDim.x);
+    for (Index t = Index(blockIdx.x) * Index(blockDim.x) + Index(threadIdx.x); t < vectors; t += step) {
+      const Index r = t / vectors_per_row, c0 = (t % vectors_per_row) * V;
+      if constexpr (is_interior_v<Policy>)
+        if (!interior_contains(Index(R), r, rows)) continue;
+      cuda::std::tuple<input_patch<Ts, R, V>...> patches;
+      (cuda::std::get<I>(patches).load(cuda::std::get<I>(in), r, c0, policy), ...);
+      Out result[V];
 #pragma unroll
-        for (int j = 0; j < V; ++j) result[j] = static_cast<Out>(f(cuda::std::get<I>(windows).at(j)...));
-        Out* row = out.row(std::size_t(i));
-        bool whole = c0 + V <= cols && vector_stores;
-        if constexpr (is_interior_v<Policy>)
-          whole = whole && interior_contains(R, i, rows) && c0 >= R && c0 + V + R <= cols;
-        if (whole) {
-          vector_chunk<Out, V> v;
+      for (int j = 0; j < V; ++j) result[j] = static_cast<Out>(f(cuda::std::get<I>(patches).at(j)...));
+      Out* row = out.row(std::size_t(r));
+      bool whole = c0 + V <= cols && vector_stores;
+      if constexpr (is_interior_v<Policy>) whole = whole && c0 >= R && c0 + V + R <= cols;
+      if (whole) {
+        vector_chunk<Out, V> v;
 #pragma unroll
-          for (int j = 0; j < V; ++j) v.value[j] = result[j];
-          store_chunk(reinterpret_cast<vector_chunk<Out, V>*>(row + c0), v);
-        } else {
+        for (int j = 0; j < V; ++j) v.value[j] = result[j];
+        store_chunk(reinterpret_cast<vector_chunk<Out, V>*>(row + c0), v);
+      } else {
 #pragma unroll
-          for (int j = 0; j < V; ++j) {
-            bool inside = c0 + j < cols;
-            if constexpr (is_interior_v<Policy>) inside = inside && interior_contains(R, i, rows) && interior_contains(R, c0 + j, cols);
-            if (inside) row[c0 + j] = result[j];
-          }
+        for (int j = 0; j < V; ++j) {
+          bool inside = c0 + j < cols;
+          if constexpr (is_interior_v<Policy>) inside = inside && interior_contains(Index(R), Index(c0 + j), cols);
+          if (inside) row[c0 + j] = result[j];
         }
-        if (i + 1 < last) (cuda::std::get<I>(windows).advance(cuda::std::get<I>(in), i, last, c0, halo_col, lane, policy), ...);
       }
     }
   }
 }
 
-template <int R, int V, class Policy, class Out, class F, class... Ts>
+template <int R, int V, class Index, class Policy, class Out, class F, class... Ts>
 __global__ void __launch_bounds__(stencil_block_threads)
-    stencil_window_kernel(Policy policy, cuda::std::tuple<pitched_view<const Ts>...> in, pitched_view<Out> out, F f,
-                          unsigned strips, unsigned long long tasks, bool vector_stores) {
-  walk_windows<R, V>(policy, in, out, f, strips, tasks, vector_stores, std::index_sequence_for<Ts...>{});
+    stencil_chunk_kernel(Policy policy, cuda::std::tuple<pitched_view<const Ts>...> in, pitched_view<Out> out, F f,
+                         Index vectors_per_row, bool vector_stores) {
+  walk_chunks<R, V>(policy, in, out, f, vectors_per_row, vector_stores, std::index_sequence_for<Ts...>{});
 }
 
-// The element walk, for what the window walk cannot take (elements of other sizes, rows not
-// 16-byte aligned, a radius wider than a lane's vector): a thread per output, 128 x 4 threads per
+// The element walk, for what the chunk walk cannot take (elements of other sizes, rows not
+// 16-byte aligned, a radius wider than a thread's vector): a thread per output, 128 x 4 threads per
 // block, each neighbour read through the read-only path (nvcc drops the reads f never uses).
 template <class T, int R>
 struct gathered {
@@ -432,20 +370,25 @@ void launch_stencil(const Policy& policy, const cuda::std::tuple<pitched_view<co
 
   using T0 = std::tuple_element_t<0, std::tuple<Ts...>>;
   constexpr bool same_size = ((sizeof(Ts) == sizeof(T0)) && ...);
-  constexpr bool window_possible = same_size && is_access_width(sizeof(T0)) && std::size_t(R) <= 16 / sizeof(T0);
-  if constexpr (window_possible) {
+  constexpr bool chunks_possible = same_size && is_access_width(sizeof(T0)) && std::size_t(R) <= 16 / sizeof(T0);
+  if constexpr (chunks_possible) {
     constexpr int V = int(16 / sizeof(T0));
     bool aligned = true;
     cuda::std::apply([&](const auto&... v) { aligned = (rows_aligned(v, 16) && ...); }, in);
     if (aligned) {
-      const std::size_t strips = (out.cols() + 32 * V - 1) / (32 * V);
-      const std::size_t bands = (out.rows() + stencil_band_rows - 1) / stencil_band_rows;
-      const unsigned long long tasks = (unsigned long long)(strips * bands);
-      constexpr unsigned warps_per_block = stencil_block_threads / 32;
+      const std::size_t vectors_per_row = (out.cols() + V - 1) / V;
+      const std::size_t vectors = out.rows() * vectors_per_row;
       const bool vector_stores = rows_aligned(out, alignof(vector_chunk<Out, V>));
-      stencil_window_kernel<R, V, Policy, Out, F, Ts...>
-          <<<grid_for_all((tasks + warps_per_block - 1) / warps_per_block), stencil_block_threads, 0, stream>>>(
-              policy, in, out, f, unsigned(strips), tasks, vector_stores);
+      const unsigned blocks = grid_for_all((vectors + stencil_block_threads - 1) / stencil_block_threads);
+      // 32-bit positions where the last one, and a step past it, fit (rows, cols and the vector
+      // count below 2^31 minus a grid's threads).
+      constexpr std::size_t int_limit = std::size_t(0x7fffffff) - std::size_t(0x7fffffff) / 4;
+      if (vectors < int_limit && out.rows() + R < int_limit && out.cols() + V + R < int_limit)
+        stencil_chunk_kernel<R, V, int, Policy, Out, F, Ts...><<<blocks, stencil_block_threads, 0, stream>>>(
+            policy, in, out, f, int(vectors_per_row), vector_stores);
+      else
+        stencil_chunk_kernel<R, V, long long, Policy, Out, F, Ts...><<<blocks, stencil_block_threads, 0, stream>>>(
+            policy, in, out, f, (long long)vectors_per_row, vector_stores);
       throw_if_launch_failed("coalesce::stencil kernel launch");
       return;
     }
@@ -532,12 +475,12 @@ const stencil_inputs<Views...>& as_stencil_inputs(const stencil_inputs<Views...>
 // element type f's result converts to. Runs on `stream`; without one, on the output matrix's
 // stream, else the first input matrix's, else stream 0.
 //
-// Each warp walks a 512-byte strip of columns down a band of rows, holding 2R + 1 rows of
-// 16-byte vectors in registers: every row is loaded once, as one 16-byte read-only access per
-// lane, horizontal neighbours come from the adjacent lanes by shuffles, and each output row is
-// stored as one 16-byte vector per lane. Elements that are not 1, 2, 4 or 8 bytes (or inputs of
-// different sizes, rows not 16-byte aligned, R wider than a lane's vector) take a walk of one
-// element per thread, correct and coalesced but slower.
+// Each thread computes one 16-byte vector of outputs of a row (4 floats), from the 16-byte
+// vectors above, on and below it and the R elements on either side, all read through the
+// read-only path (its neighbours' reads of the same lines hit L1 and L2), and stores it as one
+// access. Elements that are not 1, 2, 4 or 8 bytes (or inputs of different sizes, rows not
+// 16-byte aligned, R wider than a thread's vector) take a walk of one element per thread, correct
+// and coalesced but slower.
 //
 // Throws std::invalid_argument if the shapes differ or an input overlaps the output (in place is
 // not possible: neighbours would be read after being written), coalesce::cuda_error if the

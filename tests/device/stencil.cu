@@ -264,16 +264,16 @@ void measure_stencil(const char* shape_name, coalesce_test::competitors::stencil
   const double ideal_bytes = 2.0 * double(rows) * double(cols) * sizeof(float);
   const auto m = coalesce_test::profiler().measure([&] { library(0); });
   const double dram = m.dram_bytes_read() + m.dram_bytes_write();
-  // Per row of a band each warp issues one 16-byte vector load (16 sectors) and R scalar loads on
-  // its two edge lanes (2 sectors each); stores are one 16-byte vector per lane.
-  const double R = Shape::radius;
-  const double expected_load_sectors_per_request = (16.0 + 2.0 * R) / (1.0 + R);
-  std::printf("\n%s on %zu x %zu floats: load sectors/request %.3f (expected %.3f), store %.3f, DRAM %.1f MB (ideal %.1f, %.3f)\n",
-              shape_name, rows, cols, m.load_sectors_per_request(), expected_load_sectors_per_request,
-              m.store_sectors_per_request(), dram / 1e6, ideal_bytes / 1e6, dram / ideal_bytes);
+  // Each thread loads a 16-byte vector of each input row (a warp's 32: 512 bytes, 16 sectors) and
+  // the elements beside it (32 lanes 16 bytes apart: the same 16 sectors, and one more where the
+  // offset crosses a line); stores are one 16-byte vector per lane.
+  std::printf("\n%s on %zu x %zu floats: load sectors/request %.3f, store %.3f, DRAM %.1f MB (ideal %.1f, %.3f)\n",
+              shape_name, rows, cols, m.load_sectors_per_request(), m.store_sectors_per_request(), dram / 1e6,
+              ideal_bytes / 1e6, dram / ideal_bytes);
   CHECK(dram <= coalesce_test::targets::stencil_dram_bytes_over_ideal * ideal_bytes);
-  if (cols % 128 == 0) {  // whole strips: every lane's vector is inside the row
-    CHECK(m.load_sectors_per_request() == Approx(expected_load_sectors_per_request).epsilon(0.02));
+  if (cols % 4 == 0) {  // whole vectors: every thread's vector is inside the row
+    CHECK(m.load_sectors_per_request() >= 16.0 * 0.99);
+    CHECK(m.load_sectors_per_request() <= 17.0);
     CHECK(m.store_sectors_per_request() == Approx(16.0).epsilon(0.001));
   }
 
