@@ -138,9 +138,8 @@ namespace detail {
 // warp's strip down a band of rows (each row loaded once, neighbours by shuffles) held 74-114
 // registers, ran at 3 or fewer blocks a multiprocessor and reached 0.609-0.775 of it.
 inline constexpr unsigned stencil_block_threads = 256;
-// (nvcc 13.0 gives the chunk kernel 38, 40 and 52 registers for the 5-, 9- and 13-point stencils
-// on 32-bit positions, against the hand-written kernel's 28 for the 5-point one; capping them at
-// 32 with __launch_bounds__ spills all but the 5-point one. Not yet measured.)
+// (nvcc 13.0 gives the chunk kernel 32, 32 and 46 registers for the 5-, 9- and 13-point stencils
+// on 32-bit positions, against the hand-written kernel's 28 for the 5-point one. Not yet measured.)
 
 // The element at (row, col) of `in` under the policy; `row` is already a valid row index.
 template <class T, class Index, class Policy>
@@ -227,13 +226,10 @@ COALESCE_DEVICE COALESCE_FORCEINLINE void walk_chunks(const Policy& policy, cons
   if constexpr (stencil_callable<F, R, Out, Ts...>()) {
     const Index rows = Index(out.rows()), cols = Index(out.cols());
     const Index vectors = rows * vectors_per_row;
-    // With 32-bit positions the grid has a thread per vector (no loop to keep in registers); with
-    // 64-bit ones it may have fewer, and strides.
-    const Index step = std::is_same_v<Index, int> ? vectors : Index(gridDim.x) * Index(blockDim.x);
-    for (Index t = Index(blockIdx.x) * Index(blockDim.x) + Index(threadIdx.x); t < vectors; t += step) {
+    const auto one_vector = [&](Index t) {
       const Index r = t / vectors_per_row, c0 = (t % vectors_per_row) * V;
       if constexpr (is_interior_v<Policy>)
-        if (!interior_contains(Index(R), r, rows)) continue;
+        if (!interior_contains(Index(R), r, rows)) return;
       cuda::std::tuple<input_patch<Ts, R, V>...> patches;
       (cuda::std::get<I>(patches).load(cuda::std::get<I>(in), r, c0, policy), ...);
       Out result[V];
@@ -255,6 +251,14 @@ COALESCE_DEVICE COALESCE_FORCEINLINE void walk_chunks(const Policy& policy, cons
           if (inside) row[c0 + j] = result[j];
         }
       }
+    };
+    // With 32-bit positions the grid has a thread per vector (no loop state in registers); with
+    // 64-bit ones it may have fewer, and strides.
+    const Index first = Index(blockIdx.x) * Index(blockDim.x) + Index(threadIdx.x);
+    if constexpr (std::is_same_v<Index, int>) {
+      if (first < vectors) one_vector(first);
+    } else {
+      for (Index t = first; t < vectors; t += Index(gridDim.x) * Index(blockDim.x)) one_vector(t);
     }
   }
 }
