@@ -42,6 +42,8 @@
 namespace bench {
 namespace {
 
+using coalesce_test::x_below;
+
 constexpr std::size_t columns = 6;
 
 // The six columns of a soa_vector<Particle>, as raw pointers.
@@ -54,6 +56,17 @@ particle_columns columns_of(coalesce::soa_view<Particle> v) {
   return p;
 }
 
+// What the rows of a destructive group work on: `pristine`, never written, which every row restores
+// its input from; `work`, the competitors' input; `out`, their output; `library`, coalesce's
+// vector (which the operation replaces with new storage).
+struct destructive_rows {
+  coalesce::soa_vector<Particle> pristine, work, out, library;
+  particle_columns from, in, to;
+  explicit destructive_rows(const std::vector<Particle>& particles)
+      : pristine(particles), work(particles.size()), out(particles.size()), library(particles.size()),
+        from(columns_of(pristine.view())), in(columns_of(work.view())), to(columns_of(out.view())) {}
+};
+
 // Copies every column of `from` into `to` (n elements each), on s.
 void restore(const particle_columns& to, const particle_columns& from, std::size_t n, cudaStream_t s) {
   for (std::size_t k = 0; k < columns; ++k)
@@ -65,13 +78,6 @@ auto zip_of(const particle_columns& p) {
   return thrust::make_zip_iterator(p.c[0], p.c[1], p.c[2], p.c[3], p.c[4], p.c[5]);
 }
 
-struct x_below {
-  float threshold;
-  template <class P>
-  __host__ __device__ bool operator()(const P& p) const {
-    return p.x < threshold;
-  }
-};
 struct x_below_in_tuple {
   float threshold;
   template <class Tuple>
@@ -143,12 +149,10 @@ void removal_group(runner& r, const std::vector<Particle>& particles, float thre
     if (!(p.x < threshold)) expected.push_back(p);
   const std::size_t kept = expected.size();
 
-  coalesce::soa_vector<Particle> pristine(particles);  // never written: the rows restore from it
-  coalesce::soa_vector<Particle> work(n), out(n), library(n);
-  const auto from = columns_of(pristine.view());
-  const auto in = columns_of(work.view());
-  const auto to = columns_of(out.view());
-  coalesce::soa_vector<Particle>* lib = &library;
+  destructive_rows rows(particles);
+  const auto from = rows.from, in = rows.in, to = rows.to;
+  coalesce::soa_vector<Particle>& work = rows.work;
+  coalesce::soa_vector<Particle>* lib = &rows.library;
 
   ct::device_buffer<unsigned char> flags(n);
   ct::device_buffer<std::size_t> selected(1);
@@ -199,9 +203,9 @@ void removal_group(runner& r, const std::vector<Particle>& particles, float thre
     c.launch(0);
     ct::check_sync(c.name.c_str());
     bool right = false;
-    if (c.role == row_role::library) right = same_prefix(library, library.size(), expected);
+    if (c.role == row_role::library) right = same_prefix(rows.library, rows.library.size(), expected);
     else if (c.name.rfind("thrust", 0) == 0) right = same_prefix(work, thrust_kept, expected);
-    else right = same_prefix(out, selected.download()[0], expected);
+    else right = same_prefix(rows.out, selected.download()[0], expected);
     if (!right) r.mismatch(group + ": " + c.name);
   }
   r.measure(group, candidates, 48.0 * double(n) + 24.0 * double(n) + 24.0 * double(kept));
@@ -213,12 +217,10 @@ void sort_group(runner& r, const std::vector<Particle>& particles, const std::st
   std::stable_sort(expected.begin(), expected.end(),
                    [](const Particle& a, const Particle& b) { return cell_key{}(a) < cell_key{}(b); });
 
-  coalesce::soa_vector<Particle> pristine(particles);  // never written: the rows restore from it
-  coalesce::soa_vector<Particle> work(n), out(n), library(n);
-  const auto from = columns_of(pristine.view());
-  const auto in = columns_of(work.view());
-  const auto to = columns_of(out.view());
-  coalesce::soa_vector<Particle>* lib = &library;
+  destructive_rows rows(particles);
+  const auto from = rows.from, in = rows.in, to = rows.to;
+  coalesce::soa_vector<Particle>& work = rows.work;
+  coalesce::soa_vector<Particle>* lib = &rows.library;
 
   ct::device_buffer<std::uint32_t> key_buffer(2 * n), index_buffer(2 * n);
   std::uint32_t* keys = key_buffer.data();
@@ -267,9 +269,9 @@ void sort_group(runner& r, const std::vector<Particle>& particles, const std::st
     c.launch(0);
     ct::check_sync(c.name.c_str());
     bool right = false;
-    if (c.role == row_role::library) right = same_prefix(library, library.size(), expected);
+    if (c.role == row_role::library) right = same_prefix(rows.library, rows.library.size(), expected);
     else if (c.name.rfind("thrust", 0) == 0) right = same_prefix(work, n, expected);
-    else right = same_prefix(out, n, expected);
+    else right = same_prefix(rows.out, n, expected);
     if (!right) r.mismatch(group + ": " + c.name);
   }
   r.measure(group, candidates, 48.0 * double(n) + 48.0 * double(n));

@@ -26,17 +26,10 @@ namespace ct = coalesce::testing;
 using coalesce_test::profiler;
 using coalesce_test::random_particles;
 using coalesce_test::same;
+using coalesce_test::x_below;
 
 namespace {
 
-// x < threshold: x is uniform in [-1, 1), so -1 + 2 f removes a fraction f; -2 nothing, 2 everything.
-struct x_below {
-  float threshold;
-  template <class P>
-  __host__ __device__ bool operator()(const P& p) const {
-    return p.x < threshold;
-  }
-};
 
 // One of 64 cells along x: many particles share a key, so only a stable sort keeps their order.
 struct cell_of_x {

@@ -41,6 +41,15 @@ struct plus {
     return a + b;
   }
 };
+// x < threshold: what the compaction tests and benchmark remove. With x uniform in [-1, 1),
+// -1 + 2 f removes a fraction f; -2 nothing, 2 everything. Takes a Particle or a proxy of one.
+struct x_below {
+  float threshold;
+  template <class P>
+  __host__ __device__ bool operator()(const P& p) const {
+    return p.x < threshold;
+  }
+};
 #endif
 
 }  // namespace coalesce_test
