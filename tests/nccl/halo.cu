@@ -1,0 +1,100 @@
+// coalesce::exchange_row_halos and row_halo_exchange on two GPUs of one process (one NCCL
+// communicator per GPU, from ncclCommInitAll): a matrix split into two blocks of rows, each with
+// halos above and below; after an exchange each block's inner halo holds the other block's edge
+// rows exactly, and the halos at the domain's edges are untouched. Skipped with fewer than 2 GPUs.
+#include <coalesce/nccl.hpp>
+#include <coalesce/pitched_matrix.hpp>
+#include <coalesce/testing/testing.hpp>
+
+#include "coalesce_device_test.hpp"
+
+#include <array>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace ct = coalesce::testing;
+
+namespace {
+
+constexpr int ranks = 2;
+
+// Skips the test case unless this process sees two usable GPUs.
+#define COALESCE_REQUIRE_TWO_GPUS()                                                                      \
+  do {                                                                                                   \
+    if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);                              \
+    int devices = 0;                                                                                     \
+    COALESCE_CUDA_CHECK(cudaGetDeviceCount(&devices));                                                   \
+    if (devices < ranks) COALESCE_SKIP("needs 2 GPUs in this process, found " + std::to_string(devices)); \
+  } while (0)
+
+// One communicator per GPU, destroyed at the end of the test case.
+struct communicators {
+  std::array<ncclComm_t, ranks> comm{};
+  communicators() {
+    const std::array<int, ranks> devices{0, 1};
+    coalesce::throw_on_nccl_error(ncclCommInitAll(comm.data(), ranks, devices.data()), "ncclCommInitAll");
+  }
+  ~communicators() {
+    for (auto c : comm) (void)ncclCommDestroy(c);
+  }
+};
+
+// The value of global row g, column c: each row its own, so a misplaced row shows.
+float value_at(std::size_t g, std::size_t c) { return float(g * 1000 + c); }
+
+}  // namespace
+
+TEST_CASE("exchange_row_halos moves each block's edge rows into the other block's halo, from pitched memory as it is") {
+  COALESCE_REQUIRE_TWO_GPUS();
+  const std::size_t own = 300, halo = 2, cols = 1001, rows = own + 2 * halo;
+  communicators nccl;
+  std::vector<coalesce::pitched_matrix<float>> blocks;
+  std::array<cudaStream_t, ranks> streams{};
+  for (int r = 0; r < ranks; ++r) {
+    COALESCE_CUDA_CHECK(cudaSetDevice(r));
+    COALESCE_CUDA_CHECK(cudaStreamCreateWithFlags(&streams[r], cudaStreamNonBlocking));
+    std::vector<float> host(rows * cols, -1.0f);  // halos: -1
+    for (std::size_t i = 0; i < own; ++i)
+      for (std::size_t c = 0; c < cols; ++c) host[(halo + i) * cols + c] = value_at(r * own + i, c);
+    blocks.emplace_back(host, rows, cols);
+  }
+  // Rank 0 holds the top block, rank 1 the bottom one; the domain is not periodic.
+  const std::array<coalesce::row_neighbours, ranks> neighbours{coalesce::row_neighbours{-1, 1}, coalesce::row_neighbours{0, -1}};
+  coalesce::throw_on_nccl_error(ncclGroupStart(), "ncclGroupStart");
+  for (int r = 0; r < ranks; ++r) {
+    COALESCE_CUDA_CHECK(cudaSetDevice(r));
+    coalesce::exchange_row_halos(blocks[r].view(), halo, neighbours[r], nccl.comm[r], streams[r]);
+  }
+  coalesce::throw_on_nccl_error(ncclGroupEnd(), "ncclGroupEnd");
+  for (int r = 0; r < ranks; ++r) {
+    COALESCE_CUDA_CHECK(cudaSetDevice(r));
+    COALESCE_CUDA_CHECK(cudaStreamSynchronize(streams[r]));
+  }
+
+  for (int r = 0; r < ranks; ++r) {
+    COALESCE_CUDA_CHECK(cudaSetDevice(r));
+    const auto got = blocks[r].to_vector();
+    for (std::size_t i = 0; i < rows; ++i)
+      for (std::size_t c = 0; c < cols; ++c) {
+        float expected = -1.0f;  // the outer halos stay as they were
+        if (i >= halo && i < halo + own) expected = value_at(r * own + i - halo, c);
+        if (r == 0 && i >= halo + own) expected = value_at(own + (i - halo - own), c);  // rank 1's first rows
+        if (r == 1 && i < halo) expected = value_at(own - halo + i, c);                 // rank 0's last rows
+        if (got[i * cols + c] != expected)
+          FAIL("rank " << r << ", row " << i << ", column " << c << ": " << got[i * cols + c] << ", expected " << expected);
+      }
+  }
+  for (int r = 0; r < ranks; ++r) {
+    COALESCE_CUDA_CHECK(cudaSetDevice(r));
+    COALESCE_CUDA_CHECK(cudaStreamDestroy(streams[r]));
+  }
+}
+
+TEST_CASE("a block too short for its halos is refused before NCCL is called") {
+  COALESCE_REQUIRE_TWO_GPUS();
+  COALESCE_CUDA_CHECK(cudaSetDevice(0));
+  coalesce::pitched_matrix<float> tiny(5, 10);
+  CHECK_THROWS_AS(coalesce::exchange_row_halos(tiny.view(), 2, coalesce::row_neighbours{-1, 1}, ncclComm_t{}, cudaStream_t{}),
+                  std::invalid_argument);
+}
