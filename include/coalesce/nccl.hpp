@@ -82,16 +82,25 @@ void exchange_row_halos(pitched_view<T> block, std::size_t halo, row_neighbours 
                                 " rows and the rows it sends");
   const std::size_t own_first = halo, own_last = block.rows() - 2 * halo;  // the rows sent up, and down
   throw_on_nccl_error(::ncclGroupStart(), what);
-  const auto send_and_receive = [&](int peer, std::size_t send_from, std::size_t receive_into) {
+  const auto send = [&](int peer, std::size_t first_row) {
     if (peer < 0) return;
-    const auto out = detail::row_bytes(block, send_from, halo);
-    const auto in = detail::row_bytes(block, receive_into, halo);
-    throw_on_nccl_error(::ncclSend(out.first, out.second, ncclUint8, peer, comm, stream), what);
-    throw_on_nccl_error(::ncclRecv(in.first, in.second, ncclUint8, peer, comm, stream), what);
+    const auto bytes = detail::row_bytes(block, first_row, halo);
+    throw_on_nccl_error(::ncclSend(bytes.first, bytes.second, ncclUint8, peer, comm, stream), what);
   };
+  const auto receive = [&](int peer, std::size_t first_row) {
+    if (peer < 0) return;
+    const auto bytes = detail::row_bytes(block, first_row, halo);
+    throw_on_nccl_error(::ncclRecv(bytes.first, bytes.second, ncclUint8, peer, comm, stream), what);
+  };
+  // NCCL pairs the messages between two ranks in the order they are posted. Every rank posts the
+  // downward message first (its last rows, into the halo above of the rank below) and the upward
+  // one second, so that where one rank is both neighbours (two ranks, periodic) each message
+  // still lands in the right halo.
   try {
-    send_and_receive(neighbours.above, own_first, 0);
-    send_and_receive(neighbours.below, own_last, block.rows() - halo);
+    send(neighbours.below, own_last);
+    receive(neighbours.above, 0);
+    send(neighbours.above, own_first);
+    receive(neighbours.below, block.rows() - halo);
   } catch (...) {
     (void)::ncclGroupEnd();
     throw;

@@ -91,6 +91,58 @@ TEST_CASE("exchange_row_halos moves each block's edge rows into the other block'
   }
 }
 
+TEST_CASE("row_halo_exchange: start on an exchange stream, finish on the work stream, which then reads the halos") {
+  COALESCE_REQUIRE_TWO_GPUS();
+  const std::size_t own = 64, halo = 1, cols = 256, rows = own + 2 * halo;
+  communicators nccl;
+  std::vector<coalesce::pitched_matrix<float>> blocks;
+  std::array<cudaStream_t, ranks> exchange{}, work{};
+  for (int r = 0; r < ranks; ++r) {
+    COALESCE_CUDA_CHECK(cudaSetDevice(r));
+    COALESCE_CUDA_CHECK(cudaStreamCreateWithFlags(&exchange[r], cudaStreamNonBlocking));
+    COALESCE_CUDA_CHECK(cudaStreamCreateWithFlags(&work[r], cudaStreamNonBlocking));
+    std::vector<float> host(rows * cols, -1.0f);
+    for (std::size_t i = 0; i < own; ++i)
+      for (std::size_t c = 0; c < cols; ++c) host[(halo + i) * cols + c] = value_at(r * own + i, c);
+    blocks.emplace_back(host, rows, cols);
+    COALESCE_CUDA_CHECK(cudaDeviceSynchronize());  // the exchange stream sees the rows it sends
+  }
+  // Periodic: each rank is the other's neighbour above and below.
+  std::vector<coalesce::row_halo_exchange<float>> exchanges;
+  for (int r = 0; r < ranks; ++r) {
+    COALESCE_CUDA_CHECK(cudaSetDevice(r));
+    exchanges.emplace_back(blocks[r].view(), halo, coalesce::row_neighbours{1 - r, 1 - r}, nccl.comm[r]);
+  }
+  coalesce::throw_on_nccl_error(ncclGroupStart(), "ncclGroupStart");
+  for (int r = 0; r < ranks; ++r) {
+    COALESCE_CUDA_CHECK(cudaSetDevice(r));
+    exchanges[r].start(exchange[r]);
+  }
+  coalesce::throw_on_nccl_error(ncclGroupEnd(), "ncclGroupEnd");
+  std::array<std::vector<float>, ranks> got;
+  for (int r = 0; r < ranks; ++r) {
+    COALESCE_CUDA_CHECK(cudaSetDevice(r));
+    exchanges[r].finish(work[r]);
+    got[r].resize(rows * cols);
+    // Read back on the work stream: only finish() orders it after the exchange.
+    COALESCE_CUDA_CHECK(cudaMemcpy2DAsync(got[r].data(), cols * sizeof(float), blocks[r].view().data(),
+                                          blocks[r].view().pitch_bytes(), cols * sizeof(float), rows,
+                                          cudaMemcpyDeviceToHost, work[r]));
+  }
+  for (int r = 0; r < ranks; ++r) {
+    COALESCE_CUDA_CHECK(cudaSetDevice(r));
+    COALESCE_CUDA_CHECK(cudaStreamSynchronize(work[r]));
+    const int other = 1 - r;
+    for (std::size_t c = 0; c < cols; ++c) {
+      // Row 0: the last own row of the other rank; the last row: its first own row.
+      if (got[r][c] != value_at(other * own + own - 1, c)) FAIL("rank " << r << ", top halo, column " << c);
+      if (got[r][(rows - 1) * cols + c] != value_at(other * own, c)) FAIL("rank " << r << ", bottom halo, column " << c);
+    }
+    COALESCE_CUDA_CHECK(cudaStreamDestroy(exchange[r]));
+    COALESCE_CUDA_CHECK(cudaStreamDestroy(work[r]));
+  }
+}
+
 TEST_CASE("a block too short for its halos is refused before NCCL is called") {
   COALESCE_REQUIRE_TWO_GPUS();
   COALESCE_CUDA_CHECK(cudaSetDevice(0));
