@@ -194,7 +194,8 @@ void removal_group(runner& r, const std::vector<Particle>& particles, float thre
          restore(columns_of(lib->view()), from, n, s);
          coalesce::erase_if(*lib, x_below{threshold});
        },
-       row_target{targets::erase_if_versus_best_competitor, 0.0},
+       row_target{targets::erase_if_versus_best_competitor, 0.0, "thrust::remove_if",
+                  targets::erase_if_versus_thrust_remove_if},
        "every row first restores its input (the context row); the count waits for the host, as it must to resize"},
   };
   for (const auto& c : candidates) {
@@ -261,7 +262,8 @@ void sort_group(runner& r, const std::vector<Particle>& particles, const std::st
          restore(columns_of(lib->view()), from, n, s);
          coalesce::sort_by_key(*lib, cell_key{});
        },
-       row_target{targets::sort_by_key_versus_best_competitor, 0.0},
+       row_target{targets::sort_by_key_versus_best_competitor, 0.0, "thrust::stable_sort_by_key",
+                  targets::sort_by_key_versus_thrust_sort_by_key},
        "every row first restores its input (the context row)"},
   };
   for (const auto& c : candidates) {

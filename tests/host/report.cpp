@@ -110,6 +110,27 @@ TEST_CASE("a target is met only when both the competitor ratio and the peak floo
   REQUIRE(misses[2].find("coalesce, no competitor") != std::string::npos);
 }
 
+TEST_CASE("a target against a named competitor holds against that one, not the best, and is missed without it") {
+  auto r = sample();
+  // thrust::transform runs at 3760 GB/s, the best competitor at 3900.
+  auto over_thrust = row("particle update", "coalesce, over Thrust", row_role::library, 3800.0, 0.95, 3800.0 / 4608.0);
+  over_thrust.target = row_target{0.0, 0.0, "thrust::", 1.01};  // 3800 / 3760 = 1.011
+  r.add(over_thrust);
+  REQUIRE(r.meets_target(r.rows().back()));
+  REQUIRE(r.table().find(">= 1.01 x thrust::: met") != std::string::npos);
+
+  auto short_of_thrust = row("particle update", "coalesce, short of Thrust", row_role::library, 3800.0, 0.95, 0.82);
+  short_of_thrust.target = row_target{0.0, 0.0, "thrust::", 1.2};
+  r.add(short_of_thrust);
+  auto without = row("transpose", "coalesce, no Thrust here", row_role::library, 3880.0, 0.97, 0.84);
+  without.target = row_target{0.0, 0.0, "thrust::", 1.2};
+  r.add(without);
+  const auto misses = r.misses();
+  REQUIRE(misses.size() == 2);
+  REQUIRE(misses[0].find("coalesce, short of Thrust: ratio to thrust:: 1.011 < 1.200") != std::string::npos);
+  REQUIRE(misses[1].find("coalesce, no Thrust here: ratio to thrust::") != std::string::npos);
+}
+
 TEST_CASE("the table shows the reference, the peak, both shares, the competitor ratio and the verdict") {
   const auto t = sample().table();
   REQUIRE(t.find("cudaMemcpy device-to-device: 4000.0 GB/s (= 100%; best of 10 samples of 4 back-to-back copies of "

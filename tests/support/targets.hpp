@@ -39,9 +39,8 @@ inline constexpr double stencil_radius_2_of_peak = 0.75;
 // a band of rows re-reads must come from L2, not DRAM.
 inline constexpr double stencil_dram_bytes_over_ideal = 1.10;
 // Compaction and reordering (bench/suite/reorder.cu), each against the best competitor of its
-// group in the same run. --check holds these; the ratios to Thrust (erase_if >= 1.2 x
-// thrust::remove_if on the zip, sort_by_key >= 1.5 x thrust::sort_by_key on the zip) are the
-// ones below, read from the same table.
+// group in the same run, and against Thrust's zip-iterator version by name (erase_if >= 1.2 x
+// thrust::remove_if, sort_by_key >= 1.5 x thrust::stable_sort_by_key): --check holds both.
 inline constexpr double erase_if_versus_best_competitor = 1.0;  // CUB's Flagged per column, Thrust's remove_if
 inline constexpr double erase_if_versus_thrust_remove_if = 1.2;
 inline constexpr double sort_by_key_versus_best_competitor = 1.0;  // CUB SortPairs + gather, Thrust's sort_by_key

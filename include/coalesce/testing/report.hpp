@@ -40,6 +40,10 @@ inline const char* to_string(row_role role) noexcept {
 struct row_target {
   double min_ratio_to_best_competitor = 0.0;  // bandwidth over the best competitor's, e.g. 0.98
   double min_fraction_of_dram_peak = 0.0;     // an absolute floor, e.g. 0.80
+  // And over one named competitor of the group (the first whose name starts with this), e.g.
+  // at least 1.2 x "thrust::remove_if": a claim against a known baseline that is not the best.
+  std::string named_competitor = {};
+  double min_ratio_to_named_competitor = 0.0;
 };
 
 // One measured kernel. Measured fields are NaN when they were not measured.
@@ -193,14 +197,30 @@ class report {
                                                           : std::numeric_limits<double>::quiet_NaN();
   }
 
+  // The first competitor of `group` whose name starts with `prefix`, or nullptr.
+  const report_row* named_competitor(const std::string& group, const std::string& prefix) const {
+    for (const auto& r : rows_)
+      if (r.group == group && r.role == row_role::competitor && r.name.compare(0, prefix.size(), prefix) == 0) return &r;
+    return nullptr;
+  }
+
   // Why `row` misses its target, or "" when it has none or meets it. A target against the best
-  // competitor in a group without competitors is missed: there is nothing to stand on.
+  // competitor in a group without competitors is missed: there is nothing to stand on; so is one
+  // against a named competitor the group does not have.
   std::string miss(const report_row& row) const {
     if (!row.target) return "";
     std::string why;
+    if (row.target->min_ratio_to_named_competitor > 0.0) {
+      const report_row* named = named_competitor(row.group, row.target->named_competitor);
+      const double vs_named = named != nullptr && named->gigabytes_per_s > 0.0 ? row.gigabytes_per_s / named->gigabytes_per_s
+                                                                               : std::numeric_limits<double>::quiet_NaN();
+      if (!(vs_named >= row.target->min_ratio_to_named_competitor))
+        why += "ratio to " + row.target->named_competitor + " " + detail::csv_number(vs_named, "%.3f") + " < " +
+               detail::format_number("%.3f", row.target->min_ratio_to_named_competitor);
+    }
     const double vs = ratio_to_best_competitor(row);
     if (row.target->min_ratio_to_best_competitor > 0.0 && !(vs >= row.target->min_ratio_to_best_competitor))
-      why += "ratio to the best competitor " + detail::csv_number(vs, "%.3f") + " < " +
+      why += std::string(why.empty() ? "" : "; ") + "ratio to the best competitor " + detail::csv_number(vs, "%.3f") + " < " +
              detail::format_number("%.3f", row.target->min_ratio_to_best_competitor);
     if (row.target->min_fraction_of_dram_peak > 0.0 && !(row.fraction_of_dram_peak >= row.target->min_fraction_of_dram_peak))
       why += std::string(why.empty() ? "" : "; ") + detail::percent(row.fraction_of_dram_peak) + " of DRAM peak < " +
@@ -405,6 +425,9 @@ class report {
       t += ">= " + detail::format_number("%.2f", r.target->min_ratio_to_best_competitor) + " x best competitor";
     if (r.target->min_fraction_of_dram_peak > 0.0)
       t += std::string(t.empty() ? "" : ", ") + ">= " + detail::percent(r.target->min_fraction_of_dram_peak) + " of peak";
+    if (r.target->min_ratio_to_named_competitor > 0.0)
+      t += std::string(t.empty() ? "" : ", ") + ">= " + detail::format_number("%.2f", r.target->min_ratio_to_named_competitor) +
+           " x " + r.target->named_competitor;
     if (with_verdict) t += meets_target(r) ? ": met" : ": MISSED";
     return t;
   }
