@@ -22,11 +22,11 @@
 #include <coalesce/memory.hpp>
 
 #include <cub/block/block_reduce.cuh>
+#include <cub/thread/thread_load.cuh>
 
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
-#include <cstring>
 #include <type_traits>
 
 namespace coalesce::detail {
@@ -37,9 +37,8 @@ inline constexpr unsigned reduce_unroll = 2;
 
 // A thread's, or a block's, share of the reduction: `some` says whether it saw an element, so
 // that no identity of op is needed (op need not have one; init is applied once, at the end).
-// Whole 4-byte words, so that the last block can read other blocks' partials word by word.
 template <class T>
-struct alignas(alignof(T) < 4 ? 4 : alignof(T)) partial_result {
+struct partial_result {
   T value;
   bool some;
 };
@@ -79,19 +78,6 @@ struct fold_elements {
     mine.some = true;
   }
 };
-
-// Reads a partial another block wrote, past this multiprocessor's L1 (which does not see other
-// multiprocessors' stores).
-template <class T>
-COALESCE_DEVICE COALESCE_FORCEINLINE partial_result<T> load_partial(const partial_result<T>* from) {
-  constexpr std::size_t words = sizeof(partial_result<T>) / 4;
-  unsigned w[words];
-#pragma unroll
-  for (std::size_t k = 0; k < words; ++k) w[k] = __ldcg(reinterpret_cast<const unsigned*>(from) + k);
-  partial_result<T> p;
-  std::memcpy(&p, w, sizeof p);
-  return p;
-}
 
 template <unsigned N, class Fold, class T, class Op>
 __global__ void __launch_bounds__(reduce_threads)
@@ -154,7 +140,9 @@ __global__ void __launch_bounds__(reduce_threads)
   if (!last_block) return;
   __threadfence();  // every other block's partial was written before its arrival was counted
   partial_result<T> blocks{};
-  for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x) blocks = combine(blocks, load_partial(partials + b));
+  // Other blocks' partials are read past this multiprocessor's L1, which does not see their stores.
+  for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x)
+    blocks = combine(blocks, cub::ThreadLoad<cub::LOAD_CG>(partials + b));
   __syncthreads();  // temp is reused
   const partial_result<T> total = block_reduce(temp).Reduce(blocks, combine);
   if (threadIdx.x == 0) *result = total.some ? fold.op(init, total.value) : init;
