@@ -24,6 +24,7 @@
 #include <cuda/std/tuple>
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -127,18 +128,31 @@ auto inputs(const Inputs&... in) {
 
 namespace detail {
 
-// The chunk walk: a thread per vector of V = 16 / sizeof(T) outputs of one row (4 floats), as
-// many threads as the output has vectors, 256 to a block. Each thread loads, for each input row
-// r - R .. r + R, the 16-byte vector over its outputs' columns and the R elements on either side,
-// all through the read-only path; its neighbours' loads of the same lines are L1 and L2 hits, so
-// DRAM sees each input element about once. Measured on an NVIDIA H200, CUDA 13.0
-// (docs/bench/reductions-stencils-reorder), this design, hand-written, ran at 70.8-89.1% of
-// cudaMemcpy with 28 registers for the 5-point stencil, where a register window that walked a
-// warp's strip down a band of rows (each row loaded once, neighbours by shuffles) held 74-114
-// registers, ran at 3 or fewer blocks a multiprocessor and reached 0.609-0.775 of it.
+// The band walk: a thread per vector of V = 16 / sizeof(T) outputs (4 floats) of K consecutive
+// rows, blocks of 256 threads shaped bx x by (bx vectors across, by bands down). Each thread loads,
+// for each input row r0 - R .. r0 + K - 1 + R, the 16-byte vector over its outputs' columns and
+// the R elements on either side, all through the read-only path. Two reuses keep DRAM at one read
+// of each input element: a thread's K rows share their 2R halo rows in registers, and a block's
+// by bands are neighbours in the matrix, so the halo rows one band reads are L1 hits of the band
+// next to it rather than L2 traffic. One row-major vector a thread (K = 1, 256 across) leaves
+// every halo row to L2 and is slower: the stencils benchmark holds both designs, written by hand,
+// as competitors ("float4 chunks" and "float4 bands").
 inline constexpr unsigned stencil_block_threads = 256;
-// (nvcc 13.0 gives the chunk kernel 32, 32 and 46 registers for the 5-, 9- and 13-point stencils
-// on 32-bit positions, against the hand-written kernel's 28 for the 5-point one. Not yet measured.)
+
+// The walk's shape for radius R, vectors of V, inputs Ts: K rows per thread while a thread's
+// patches, (K + 2R) x (V + 2R) elements of every input, fit in about 72 registers; blocks 64
+// vectors wide for R = 1 and 32 wide (more bands, more vertical reuse) beyond it.
+template <int R, int V, class... Ts>
+struct band_shape {
+  static constexpr std::size_t words_per_row = (((std::size_t(V + 2 * R) * sizeof(Ts) + 3) / 4) + ...);
+  static constexpr std::size_t register_budget = 72;
+  static constexpr int preferred = R == 1 ? 2 : 4;
+  static constexpr int rows_per_thread = std::size_t(preferred + 2 * R) * words_per_row <= register_budget ? preferred
+                                         : std::size_t(2 + 2 * R) * words_per_row <= register_budget   ? 2
+                                                                                                       : 1;
+  static constexpr unsigned block_x = R == 1 ? 64 : 32;
+  static constexpr unsigned block_y = stencil_block_threads / block_x;
+};
 
 // The element at (row, col) of `in` under the policy; `row` is already a valid row index.
 template <class T, class Index, class Policy>
@@ -150,21 +164,25 @@ COALESCE_DEVICE COALESCE_FORCEINLINE T load_element(const T* row, Index col, Ind
   return load_chunk<true>(row + c);
 }
 
-// The (2R + 1) x (V + 2R) input elements around a thread's V outputs at (r, c0 .. c0 + V - 1),
-// through the policy: each row's V middle elements as one vector where the row has them all, the
-// R on either side one at a time.
-template <class T, int R, int V>
-struct input_patch {
+// The (K + 2R) x (V + 2R) input elements around a thread's K x V outputs at rows r0 .. r0 + K - 1,
+// columns c0 .. c0 + V - 1, through the policy: each row's V middle elements as one vector where
+// the row has them all, the R on either side one at a time. Rows past the last output row (the
+// matrix's last band) load what the policy maps them to; no output reads them.
+template <class T, int R, int V, int K>
+struct input_band {
   static constexpr int width = V + 2 * R;
-  T values[2 * R + 1][width];  // values[R + dr][R + j]: the input at (r + dr, c0 + j)
+  T values[K + 2 * R][width];  // values[R + dr][R + j]: the input at (r0 + dr, c0 + j)
 
+  // whole: the thread's V columns are all inside the row (every thread's but a row's last, when
+  // cols % V != 0).
   template <class Index, class Policy>
-  COALESCE_DEVICE COALESCE_FORCEINLINE void load(const pitched_view<const T>& in, Index r, Index c0, const Policy& policy) {
+  COALESCE_DEVICE COALESCE_FORCEINLINE void load(const pitched_view<const T>& in, Index r0, Index c0, bool whole,
+                                                 const Policy& policy) {
     const Index rows = Index(in.rows()), cols = Index(in.cols());
 #pragma unroll
-    for (int dr = -R; dr <= R; ++dr) {
-      T* line = values[R + dr];
-      const Index rr = boundary_index(policy, Index(r + dr), rows);
+    for (int i = 0; i < K + 2 * R; ++i) {
+      T* line = values[i];
+      const Index rr = boundary_index(policy, Index(r0 - R + i), rows);
       if constexpr (!std::is_same_v<Policy, clamp_t> && !std::is_same_v<Policy, periodic_t> &&
                     !std::is_same_v<Policy, interior_t>) {
         if (rr < 0) {  // a row beyond the edge under constant(v)
@@ -174,11 +192,11 @@ struct input_patch {
         }
       }
       const T* row = in.row(std::size_t(rr));
-      if (c0 + V <= cols) {
+      if (whole) {
         const auto v = load_chunk<true>(reinterpret_cast<const vector_chunk<T, V>*>(row + c0));
 #pragma unroll
         for (int j = 0; j < V; ++j) line[R + j] = v.value[j];
-      } else {  // the row's last, partial vector (cols % V != 0)
+      } else {  // the row's last, partial vector
 #pragma unroll
         for (int j = 0; j < V; ++j) line[R + j] = load_element(row, Index(c0 + j), cols, policy);
       }
@@ -190,9 +208,9 @@ struct input_patch {
     }
   }
 
-  // What f sees for output element j of the thread's vector.
-  COALESCE_DEVICE COALESCE_FORCEINLINE neighbourhood<T, R> at(int j) const {
-    return neighbourhood<T, R>(&values[R][R + j], width);
+  // What f sees for output element j of the thread's vector in its k-th row.
+  COALESCE_DEVICE COALESCE_FORCEINLINE neighbourhood<T, R> at(int k, int j) const {
+    return neighbourhood<T, R>(&values[R + k][R + j], width);
   }
 };
 
@@ -215,61 +233,68 @@ COALESCE_HOST_DEVICE constexpr bool stencil_callable() {
   return false;
 }
 
-// The chunk walk (see stencil_block_threads): every input of the same element size, 16-byte
-// aligned rows, R <= V. Thread t takes the t-th vector of outputs, row after row. Positions are
-// in Index: int where every count fits in 31 bits, so that the boundary arithmetic is 32-bit.
-template <int R, int V, class Index, class Policy, class Out, class F, class... Ts, std::size_t... I>
-COALESCE_DEVICE COALESCE_FORCEINLINE void walk_chunks(const Policy& policy, const cuda::std::tuple<pitched_view<const Ts>...>& in,
-                                                      const pitched_view<Out>& out, const F& f, Index vectors_per_row,
-                                                      bool vector_stores, std::index_sequence<I...>) {
+// The band walk (see stencil_block_threads): every input of the same element size, 16-byte
+// aligned rows, R <= V. Thread (x, y) of block (bx, by) takes vector bx * blockDim.x + x of every
+// row of band by * blockDim.y + y, striding down where the matrix has more bands than the grid
+// (the grid is as wide as the rows' vectors: no loop across, whose state would cost registers).
+// Positions are in Index: int where every count fits in 31 bits, so that the boundary arithmetic
+// is 32-bit.
+template <int R, int V, int K, class Index, class Policy, class Out, class F, class... Ts, std::size_t... I>
+COALESCE_DEVICE COALESCE_FORCEINLINE void walk_bands(const Policy& policy, const cuda::std::tuple<pitched_view<const Ts>...>& in,
+                                                     const pitched_view<Out>& out, const F& f, Index vectors_per_row,
+                                                     bool vector_stores, std::index_sequence<I...>) {
   if constexpr (stencil_callable<F, R, Out, Ts...>()) {
     const Index rows = Index(out.rows()), cols = Index(out.cols());
-    const Index vectors = rows * vectors_per_row;
-    const auto one_vector = [&](Index t) {
-      const Index r = t / vectors_per_row, c0 = (t % vectors_per_row) * V;
+    const Index bands = (rows + K - 1) / K;
+    const auto one_band = [&](Index r0, Index c0, bool whole_vector) {
       if constexpr (is_interior_v<Policy>)
-        if (!interior_contains(Index(R), r, rows)) return;
-      cuda::std::tuple<input_patch<Ts, R, V>...> patches;
-      (cuda::std::get<I>(patches).load(cuda::std::get<I>(in), r, c0, policy), ...);
-      Out result[V];
-#pragma unroll
-      for (int j = 0; j < V; ++j) result[j] = static_cast<Out>(f(cuda::std::get<I>(patches).at(j)...));
-      Out* row = out.row(std::size_t(r));
-      bool whole = c0 + V <= cols && vector_stores;
+        if (r0 + K <= Index(R) || r0 + Index(R) >= rows) return;  // no interior row in the band
+      cuda::std::tuple<input_band<Ts, R, V, K>...> patches;
+      (cuda::std::get<I>(patches).load(cuda::std::get<I>(in), r0, c0, whole_vector, policy), ...);
+      bool whole = whole_vector && vector_stores;
       if constexpr (is_interior_v<Policy>) whole = whole && c0 >= R && c0 + V + R <= cols;
-      if (whole) {
-        vector_chunk<Out, V> v;
 #pragma unroll
-        for (int j = 0; j < V; ++j) v.value[j] = result[j];
-        store_chunk(reinterpret_cast<vector_chunk<Out, V>*>(row + c0), v);
-      } else {
+      for (int k = 0; k < K; ++k) {
+        const Index r = r0 + k;
+        if (r >= rows) break;
+        if constexpr (is_interior_v<Policy>)
+          if (!interior_contains(Index(R), r, rows)) continue;
+        Out result[V];
 #pragma unroll
-        for (int j = 0; j < V; ++j) {
-          bool inside = c0 + j < cols;
-          if constexpr (is_interior_v<Policy>) inside = inside && interior_contains(Index(R), Index(c0 + j), cols);
-          if (inside) row[c0 + j] = result[j];
+        for (int j = 0; j < V; ++j) result[j] = static_cast<Out>(f(cuda::std::get<I>(patches).at(k, j)...));
+        Out* row = out.row(std::size_t(r));
+        if (whole) {
+          vector_chunk<Out, V> v;
+#pragma unroll
+          for (int j = 0; j < V; ++j) v.value[j] = result[j];
+          store_chunk(reinterpret_cast<vector_chunk<Out, V>*>(row + c0), v);
+        } else {
+#pragma unroll
+          for (int j = 0; j < V; ++j) {
+            bool inside = c0 + j < cols;
+            if constexpr (is_interior_v<Policy>) inside = inside && interior_contains(Index(R), Index(c0 + j), cols);
+            if (inside) row[c0 + j] = result[j];
+          }
         }
       }
     };
-    // With 32-bit positions the grid has a thread per vector (no loop state in registers); with
-    // 64-bit ones it may have fewer, and strides.
-    const Index first = Index(blockIdx.x) * Index(blockDim.x) + Index(threadIdx.x);
-    if constexpr (std::is_same_v<Index, int>) {
-      if (first < vectors) one_vector(first);
-    } else {
-      for (Index t = first; t < vectors; t += Index(gridDim.x) * Index(blockDim.x)) one_vector(t);
-    }
+    const Index v = Index(blockIdx.x) * Index(blockDim.x) + Index(threadIdx.x);
+    if (v >= vectors_per_row) return;
+    const Index c0 = v * V;
+    const Index first = Index(blockIdx.y) * Index(blockDim.y) + Index(threadIdx.y), step = Index(gridDim.y) * Index(blockDim.y);
+    const bool whole_vector = c0 + V <= cols;
+    for (Index b = first; b < bands; b += step) one_band(b * K, c0, whole_vector);
   }
 }
 
-template <int R, int V, class Index, class Policy, class Out, class F, class... Ts>
+template <int R, int V, int K, class Index, class Policy, class Out, class F, class... Ts>
 __global__ void __launch_bounds__(stencil_block_threads)
-    stencil_chunk_kernel(Policy policy, cuda::std::tuple<pitched_view<const Ts>...> in, pitched_view<Out> out, F f,
-                         Index vectors_per_row, bool vector_stores) {
-  walk_chunks<R, V>(policy, in, out, f, vectors_per_row, vector_stores, std::index_sequence_for<Ts...>{});
+    stencil_band_kernel(Policy policy, cuda::std::tuple<pitched_view<const Ts>...> in, pitched_view<Out> out, F f,
+                        Index vectors_per_row, bool vector_stores) {
+  walk_bands<R, V, K>(policy, in, out, f, vectors_per_row, vector_stores, std::index_sequence_for<Ts...>{});
 }
 
-// The element walk, for what the chunk walk cannot take (elements of other sizes, rows not
+// The element walk, for what the band walk cannot take (elements of other sizes, rows not
 // 16-byte aligned, a radius wider than a thread's vector): a thread per output, 128 x 4 threads per
 // block, each neighbour read through the read-only path (nvcc drops the reads f never uses).
 template <class T, int R>
@@ -379,18 +404,23 @@ void launch_stencil(const Policy& policy, const cuda::std::tuple<pitched_view<co
     bool aligned = true;
     cuda::std::apply([&](const auto&... v) { aligned = (rows_aligned(v, 16) && ...); }, in);
     if (aligned) {
+      using shape = band_shape<R, V, Ts...>;
+      constexpr int K = shape::rows_per_thread;
       const std::size_t vectors_per_row = (out.cols() + V - 1) / V;
-      const std::size_t vectors = out.rows() * vectors_per_row;
+      const std::size_t bands = (out.rows() + K - 1) / K;
       const bool vector_stores = rows_aligned(out, alignof(vector_chunk<Out, V>));
-      const unsigned blocks = grid_for_all((vectors + stencil_block_threads - 1) / stencil_block_threads);
+      const dim3 block(shape::block_x, shape::block_y);
+      // (x: a row of 2^36 vectors, the most that x could not cover, is no matrix in device memory.)
+      const dim3 grid(unsigned((vectors_per_row + block.x - 1) / block.x),
+                      unsigned(std::min<std::size_t>((bands + block.y - 1) / block.y, 65535)));
       // 32-bit positions where the last one, and a step past it, fit (rows, cols and the vector
       // count below 2^31 minus a grid's threads).
       constexpr std::size_t int_limit = std::size_t(0x7fffffff) - std::size_t(0x7fffffff) / 4;
-      if (vectors < int_limit && out.rows() + R < int_limit && out.cols() + V + R < int_limit)
-        stencil_chunk_kernel<R, V, int, Policy, Out, F, Ts...><<<blocks, stencil_block_threads, 0, stream>>>(
-            policy, in, out, f, int(vectors_per_row), vector_stores);
+      if (vectors_per_row < int_limit && out.rows() + K + R < int_limit && out.cols() + V + R < int_limit)
+        stencil_band_kernel<R, V, K, int, Policy, Out, F, Ts...><<<grid, block, 0, stream>>>(policy, in, out, f, int(vectors_per_row),
+                                                                                          vector_stores);
       else
-        stencil_chunk_kernel<R, V, long long, Policy, Out, F, Ts...><<<blocks, stencil_block_threads, 0, stream>>>(
+        stencil_band_kernel<R, V, K, long long, Policy, Out, F, Ts...><<<grid, block, 0, stream>>>(
             policy, in, out, f, (long long)vectors_per_row, vector_stores);
       throw_if_launch_failed("coalesce::stencil kernel launch");
       return;
@@ -478,10 +508,11 @@ const stencil_inputs<Views...>& as_stencil_inputs(const stencil_inputs<Views...>
 // element type f's result converts to. Runs on `stream`; without one, on the output matrix's
 // stream, else the first input matrix's, else stream 0.
 //
-// Each thread computes one 16-byte vector of outputs of a row (4 floats), from the 16-byte
-// vectors above, on and below it and the R elements on either side, all read through the
-// read-only path (its neighbours' reads of the same lines hit L1 and L2), and stores it as one
-// access. Elements that are not 1, 2, 4 or 8 bytes (or inputs of different sizes, rows not
+// Each thread computes one 16-byte vector of outputs (4 floats) in each of K consecutive rows
+// (K = 2 for R = 1, 4 beyond, fewer for several or wide inputs), from the 16-byte vectors of
+// those rows and R above and below, and the R elements on either side, all read through the
+// read-only path; each vector is stored as one access. A block's threads cover neighbouring
+// bands, so the rows two bands share are read from DRAM once and found in L1 the second time. Elements that are not 1, 2, 4 or 8 bytes (or inputs of different sizes, rows not
 // 16-byte aligned, R wider than a thread's vector) take a walk of one element per thread, correct
 // and coalesced but slower.
 //

@@ -637,6 +637,47 @@ __global__ void __launch_bounds__(256)
   *reinterpret_cast<float4*>(out + std::size_t(r) * pitch + c) = o;
 }
 
+// Bands: a float4 of outputs in each of K consecutive rows per thread, blocks BX vectors across
+// and 256 / BX bands down, so that a thread's K rows share their halo rows in registers and
+// neighbouring bands' halo rows are L1 hits. The 2R scalars beside each row read read-only.
+template <class Shape, int K, int BX>
+__global__ void __launch_bounds__(256)
+    stencil_float4_bands(const float* __restrict__ in, float* __restrict__ out, int rows, int cols, std::size_t pitch) {
+  constexpr int R = Shape::radius;
+  constexpr int width = 4 + 2 * R;
+  const int vectors_per_row = cols / 4;
+  const int vector = int(blockIdx.x) * BX + int(threadIdx.x);
+  if (vector >= vectors_per_row) return;
+  const int c = vector * 4;
+  for (int r0 = (int(blockIdx.y) * int(blockDim.y) + int(threadIdx.y)) * K; r0 < rows; r0 += int(gridDim.y * blockDim.y) * K) {
+    float v[K + 2 * R][width];
+#pragma unroll
+    for (int i = 0; i < K + 2 * R; ++i) {
+      const float* row = in + std::size_t(clamped(r0 - R + i, rows)) * pitch;
+      const float4 mid = __ldg(reinterpret_cast<const float4*>(row + c));
+      v[i][R] = mid.x;
+      v[i][R + 1] = mid.y;
+      v[i][R + 2] = mid.z;
+      v[i][R + 3] = mid.w;
+#pragma unroll
+      for (int k = 1; k <= R; ++k) {
+        v[i][R - k] = __ldg(row + clamped(c - k, cols));
+        v[i][R + 3 + k] = __ldg(row + clamped(c + 3 + k, cols));
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      if (r0 + k >= rows) break;
+      float4 o;
+      o.x = Shape{}(offsets_from{&v[R + k][R], width});
+      o.y = Shape{}(offsets_from{&v[R + k][R + 1], width});
+      o.z = Shape{}(offsets_from{&v[R + k][R + 2], width});
+      o.w = Shape{}(offsets_from{&v[R + k][R + 3], width});
+      *reinterpret_cast<float4*>(out + std::size_t(r0 + k) * pitch + c) = o;
+    }
+  }
+}
+
 // The shared tile: 128 x 32 outputs, the elements at tile[R + row][4 + col] so that each row's
 // 128 elements are 16-byte aligned for float4 stores; 136 floats a row (544 bytes, a multiple of
 // 16) holds the R <= 4 halo columns on either side.
@@ -694,12 +735,24 @@ std::vector<candidate> stencil_competitors(coalesce::pitched_view<const float> i
   if (in.pitch_bytes() % 16 != 0) throw std::invalid_argument("stencil competitors: rows must be 16-byte aligned");
   const dim3 tiles(unsigned((cols + tile_cols - 1) / tile_cols), unsigned(std::min((rows + tile_rows - 1) / tile_rows, 65535)));
   const dim3 walk(unsigned((cols + 127) / 128), unsigned(std::min((rows + 3) / 4, 65535)));
+  const auto bands_grid = [=](int across, int rows_per_thread) {
+    const int bands = (rows + rows_per_thread - 1) / rows_per_thread, down = 256 / across;
+    return dim3(unsigned((cols / 4 + across - 1) / across), unsigned(std::min((bands + down - 1) / down, 65535)));
+  };
   return {
       {"hand-written shared tile 128 x 32, float4 fill", row_role::competitor,
        [=](cudaStream_t s) { stencil_shared_tile<Shape><<<tiles, dim3(128, 2), 0, s>>>(from, to, rows, cols, pitch); }},
       {"hand-written float4 chunks (stencil_float4_chunks)", row_role::competitor,
        [=](cudaStream_t s) {
          stencil_float4_chunks<Shape><<<blocks_for(std::size_t(rows) * (cols / 4)), block_threads, 0, s>>>(from, to, rows, cols, pitch);
+       }},
+      {"hand-written float4 bands, 64 x 4 blocks, 2 rows a thread", row_role::competitor,
+       [=](cudaStream_t s) {
+         stencil_float4_bands<Shape, 2, 64><<<bands_grid(64, 2), dim3(64, 4), 0, s>>>(from, to, rows, cols, pitch);
+       }},
+      {"hand-written float4 bands, 32 x 8 blocks, 4 rows a thread", row_role::competitor,
+       [=](cudaStream_t s) {
+         stencil_float4_bands<Shape, 4, 32><<<bands_grid(32, 4), dim3(32, 8), 0, s>>>(from, to, rows, cols, pitch);
        }},
       {"hand-written one element per thread", row_role::competitor,
        [=](cudaStream_t s) { stencil_one_per_thread<Shape><<<walk, dim3(128, 4), 0, s>>>(from, to, rows, cols, pitch); }},

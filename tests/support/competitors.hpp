@@ -116,13 +116,15 @@ std::vector<candidate> soa_to_aos(const readable_particle_columns& in, Particle*
 std::vector<candidate> column_twice(const float* x, float* out, std::size_t n);
 
 // A stencil of stencils.hpp on a pitched matrix of floats, reads beyond the edge clamped (what
-// coalesce::clamp does), written by hand three ways:
+// coalesce::clamp does), written by hand four ways:
 //   - a shared-memory tile: 128 x 32 outputs per block of 128 x 2 threads, the tile and its halo
 //     filled with float4 loads where a whole float4 is inside (scalars for the halo columns),
 //     each thread computing one column of 16 outputs from conflict-free shared reads;
 //   - stencil_float4_chunks: one float4 of outputs per thread, a block per 256 of them, 2R + 1
 //     float4 rows and the 2R scalars beside each loaded read-only (the kernel of
 //     tests/device/pitched_matrix.cu, for any shape and the clamp border);
+//   - stencil_float4_bands: a float4 of outputs in each of K rows per thread, in blocks 64 x 4
+//     (K = 2) or 32 x 8 (K = 4) threads, so that halo rows are shared in registers and L1;
 //   - one element per thread (128 x 4 blocks), each neighbour read read-only.
 // All take __restrict__ rows through the read-only path. `in` and `out` have the same shape,
 // 16-byte aligned rows and a multiple of 4 columns (checked; std::invalid_argument otherwise).

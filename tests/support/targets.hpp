@@ -31,9 +31,14 @@ inline constexpr double reduction_of_peak_one_launch = 0.80;
 // (13-point), on 8192 x 8192 and 200000 x 1000 floats.
 inline constexpr double stencil_radius_1_of_memcpy = 0.90;
 inline constexpr double stencil_radius_2_of_memcpy = 0.85;
+// The 9-point stencil misses 0.90 on 8192 x 8192 floats: 89.2% of cudaMemcpy on an NVIDIA H200,
+// CUDA 13.0, with DRAM at 0.995 of the ideal bytes and the best hand-written kernel at 89.1% in
+// the same run (docs/bench). Held here two points under that, so that a slide shows.
+inline constexpr double stencil_nine_point_of_memcpy = 0.87;
 // The benchmark's floors for the same rows, of the DRAM peak: the shares above times the 88.3%
 // of the peak that the reference copy reached on an NVIDIA H200 (device.harness_selftest).
 inline constexpr double stencil_radius_1_of_peak = 0.79;
+inline constexpr double stencil_nine_point_of_peak = 0.77;
 inline constexpr double stencil_radius_2_of_peak = 0.75;
 // DRAM bytes a stencil moves, over one read of each input and one write of the output: the halo
 // a band of rows re-reads must come from L2, not DRAM.
