@@ -32,10 +32,12 @@ static std::array<std::uint64_t, 32> lanes(std::uint64_t base, std::uint64_t str
   return a;
 }
 
-static void write_file(const std::string& path, const std::string& body) {
+// Whether the file was written; says which one was not.
+static bool write_file(const std::string& path, const std::string& body) {
   std::ofstream out(path);
   out << body;
   if (!out) std::fprintf(stderr, "could not write %s\n", path.c_str());
+  return bool(out);
 }
 
 int main(int argc, char** argv) {
@@ -112,16 +114,19 @@ int main(int argc, char** argv) {
   else if (mismatch) std::printf("\nMISMATCH: the GPU disagrees with the model\n");
   else std::printf("\nthe GPU agrees with the model on every row\n");
 
+  bool pictures_failed = false;
   if (!svg_dir.empty()) {
-    write_file(svg_dir + "/coalesced.svg", m::global_access_svg(lanes(0, 4), 4, "Coalesced: 32 floats, stride 4 B"));
-    write_file(svg_dir + "/stride8.svg", m::global_access_svg(lanes(0, 32), 4, "Uncoalesced: 32 floats, stride 32 B (8 floats)"));
-    write_file(svg_dir + "/misaligned.svg", m::global_access_svg(lanes(64, 4), 4, "Misaligned: 128 B starting 64 B into a line"));
-    write_file(svg_dir + "/vec3_x.svg", m::global_access_svg(lanes(0, 12), 4, "AoS: .x of struct Vec3 {float x, y, z;}"));
-    write_file(svg_dir + "/tile_unpadded.svg",
-               m::shared_access_svg(lanes(0, 32 * 4), 4, "Shared [32][32] float, column read: 32-way conflict"));
-    write_file(svg_dir + "/tile_padded.svg",
-               m::shared_access_svg(lanes(0, 33 * 4), 4, "Shared [32][33] float, column read: conflict-free"));
-    std::printf("pictures written to %s\n", svg_dir.c_str());
+    const auto picture = [&](const char* name, const std::string& svg) {
+      pictures_failed = !write_file(svg_dir + "/" + name, svg) || pictures_failed;
+    };
+    picture("coalesced.svg", m::global_access_svg(lanes(0, 4), 4, "Coalesced: 32 floats, stride 4 B"));
+    picture("stride8.svg", m::global_access_svg(lanes(0, 32), 4, "Uncoalesced: 32 floats, stride 32 B (8 floats)"));
+    picture("misaligned.svg", m::global_access_svg(lanes(64, 4), 4, "Misaligned: 128 B starting 64 B into a line"));
+    picture("vec3_x.svg", m::global_access_svg(lanes(0, 12), 4, "AoS: .x of struct Vec3 {float x, y, z;}"));
+    picture("tile_unpadded.svg", m::shared_access_svg(lanes(0, 32 * 4), 4, "Shared [32][32] float, column read: 32-way conflict"));
+    picture("tile_padded.svg", m::shared_access_svg(lanes(0, 33 * 4), 4, "Shared [32][33] float, column read: conflict-free"));
+    if (pictures_failed) std::fprintf(stderr, "the pictures asked for (--svg-dir %s) were not all written\n", svg_dir.c_str());
+    else std::printf("pictures written to %s\n", svg_dir.c_str());
   }
-  return mismatch ? 1 : 0;
+  return mismatch || pictures_failed ? 1 : 0;
 }
