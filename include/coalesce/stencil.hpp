@@ -1,9 +1,11 @@
-// coalesce: stencils on pitched matrices. out(r, c) = f(n) for every element of the output, where
-// n is the radius-R neighbourhood of the input(s) around (r, c): finite differences, Jacobi
-// sweeps, image filters. Reads beyond the edge follow a boundary policy (boundary.hpp).
+// coalesce: stencils on pitched matrices and volumes. out(r, c) = f(n) for every element of the
+// output, where n is the radius-R neighbourhood of the input(s) around (r, c) - or around
+// (z, y, x), n(dz, dy, dx), on a pitched_volume: finite differences, Jacobi sweeps, image filters,
+// wave equations. Reads beyond the edge follow a boundary policy (boundary.hpp).
 //
 //   coalesce::stencil<1>(in, out, [] __device__(auto n) { return 0.25f * (n(-1, 0) + n(1, 0) + n(0, -1) + n(0, 1)); });
 //   coalesce::stencil<2>(coalesce::periodic, coalesce::inputs(u, v), out, [] __device__(auto u, auto v) { ... });
+//   coalesce::stencil<1>(volume_in, volume_out, [] __device__(auto n) { return n(-1, 0, 0) + n(1, 0, 0) - 2 * n(0, 0, 0); });
 //
 // Needs a CUDA compiler (it launches kernels).
 #pragma once
@@ -20,6 +22,7 @@
 #include <coalesce/detail/vector_access.hpp>
 #include <coalesce/error.hpp>
 #include <coalesce/pitched_matrix.hpp>
+#include <coalesce/pitched_volume.hpp>
 
 #include <cuda/std/tuple>
 #include <cuda_runtime_api.h>
@@ -65,6 +68,38 @@ class neighbourhood {
   int row_stride_;
 };
 
+// The same for a volume: n(dz, dy, dx) is the input at (z + dz, y + dy, x + dx), each offset at
+// most R, after the boundary policy; n.at<dz, dy, dx>() checks the offsets at compile time.
+template <class T, int R>
+class volume_neighbourhood {
+ public:
+  using value_type = T;
+  static constexpr int radius = R;
+
+  // Over values laid out plane by plane, `plane_stride` apart, rows `row_stride` apart, `centre`
+  // pointing at offset (0, 0, 0).
+  COALESCE_HOST_DEVICE constexpr volume_neighbourhood(const T* centre, int plane_stride, int row_stride)
+      : centre_(centre), plane_stride_(plane_stride), row_stride_(row_stride) {}
+
+  COALESCE_HOST_DEVICE constexpr T operator()(int dz, int dy, int dx) const {
+    COALESCE_ASSERT(dz >= -R && dz <= R && dy >= -R && dy <= R && dx >= -R && dx <= R,
+                    "coalesce::volume_neighbourhood: offset beyond the stencil's radius");
+    return centre_[dz * plane_stride_ + dy * row_stride_ + dx];
+  }
+  template <int DZ, int DY, int DX>
+  COALESCE_HOST_DEVICE constexpr T at() const {
+    static_assert(DZ >= -R && DZ <= R && DY >= -R && DY <= R && DX >= -R && DX <= R,
+                  "coalesce::volume_neighbourhood::at<dz, dy, dx>: the offset is beyond the stencil's radius R; "
+                  "raise R in coalesce::stencil<R>");
+    return centre_[DZ * plane_stride_ + DY * row_stride_ + DX];
+  }
+
+ private:
+  const T* centre_;
+  int plane_stride_;
+  int row_stride_;
+};
+
 // Several inputs of one shape for one stencil: f then takes one neighbourhood per input, in
 // order. Made by coalesce::inputs.
 template <class... Views>
@@ -92,6 +127,19 @@ template <class T, class S, class P, class R>
 struct stencil_input_of<pitched_matrix<T, S, P, R>> {
   using type = pitched_view<const T, S>;
   static type view(const pitched_matrix<T, S, P, R>& m) { return m.const_view(); }
+  static constexpr bool is_container = true;
+};
+
+template <class T, class S>
+struct stencil_input_of<pitched_volume_view<T, S>> {
+  using type = pitched_volume_view<const T, S>;
+  static type view(const pitched_volume_view<T, S>& v) { return v; }
+  static constexpr bool is_container = false;
+};
+template <class T, class S, class P, class R>
+struct stencil_input_of<pitched_volume<T, S, P, R>> {
+  using type = pitched_volume_view<const T, S>;
+  static type view(const pitched_volume<T, S, P, R>& m) { return m.const_view(); }
   static constexpr bool is_container = true;
 };
 
@@ -164,6 +212,35 @@ COALESCE_DEVICE COALESCE_FORCEINLINE T load_element(const T* row, Index col, Ind
   return load_chunk<true>(row + c);
 }
 
+// One row's V + 2R elements around a thread's V outputs at columns c0 .. c0 + V - 1, through the
+// policy: the V middle ones as one vector where the row has them all (whole), the R on either
+// side one at a time. `row` is null for a row beyond the edge under constant(v).
+template <class T, int R, int V, class Index, class Policy>
+COALESCE_DEVICE COALESCE_FORCEINLINE void load_line(T (&line)[V + 2 * R], const T* row, Index c0, Index cols, bool whole,
+                                                    const Policy& policy) {
+  if constexpr (!std::is_same_v<Policy, clamp_t> && !std::is_same_v<Policy, periodic_t> &&
+                !std::is_same_v<Policy, interior_t>) {
+    if (row == nullptr) {
+#pragma unroll
+      for (int e = 0; e < V + 2 * R; ++e) line[e] = static_cast<T>(policy.value);
+      return;
+    }
+  }
+  if (whole) {
+    const auto v = load_chunk<true>(reinterpret_cast<const vector_chunk<T, V>*>(row + c0));
+#pragma unroll
+    for (int j = 0; j < V; ++j) line[R + j] = v.value[j];
+  } else {  // the row's last, partial vector
+#pragma unroll
+    for (int j = 0; j < V; ++j) line[R + j] = load_element(row, Index(c0 + j), cols, policy);
+  }
+#pragma unroll
+  for (int k = 1; k <= R; ++k) {
+    line[R - k] = load_element(row, Index(c0 - k), cols, policy);
+    line[R + V - 1 + k] = load_element(row, Index(c0 + V - 1 + k), cols, policy);
+  }
+}
+
 // The (K + 2R) x (V + 2R) input elements around a thread's K x V outputs at rows r0 .. r0 + K - 1,
 // columns c0 .. c0 + V - 1, through the policy: each row's V middle elements as one vector where
 // the row has them all, the R on either side one at a time. Rows past the last output row (the
@@ -214,23 +291,62 @@ struct input_band {
   }
 };
 
+// (input_band keeps its own row loop: routed through load_line, below, the 2D stencils measured
+// slower in one run on an H200; they stay apart until that is understood.)
+
+// The same for a volume: (K + 2R) planes of 2R + 1 rows of V + 2R elements around a thread's
+// outputs at planes z0 .. z0 + K - 1, row y, columns c0 .. c0 + V - 1. The loads of elements f
+// never reads are dead code: a 7-point stencil loads 5 rows a plane it computes, not 9.
+template <class T, int R, int V, int K>
+struct input_slab {
+  static constexpr int width = V + 2 * R, height = 2 * R + 1;
+  T values[K + 2 * R][height][width];  // values[R + dz][R + dy][R + j]: the input at (z0 + dz, y + dy, c0 + j)
+
+  template <class Index, class Policy>
+  COALESCE_DEVICE COALESCE_FORCEINLINE void load(const pitched_volume_view<const T>& in, Index z0, Index y, Index c0,
+                                                 bool whole, const Policy& policy) {
+    const Index depth = Index(in.depth()), rows = Index(in.height()), cols = Index(in.width());
+#pragma unroll
+    for (int i = 0; i < K + 2 * R; ++i) {
+      const Index zz = boundary_index(policy, Index(z0 - R + i), depth);
+#pragma unroll
+      for (int dy = -R; dy <= R; ++dy) {
+        const Index yy = boundary_index(policy, Index(y + dy), rows);
+        const bool outside = zz < 0 || yy < 0;  // only under constant(v)
+        load_line<T, R, V>(values[i][R + dy], outside ? nullptr : in.row(std::size_t(zz), std::size_t(yy)), c0, cols,
+                           whole, policy);
+      }
+    }
+  }
+
+  COALESCE_DEVICE COALESCE_FORCEINLINE volume_neighbourhood<T, R> at(int k, int j) const {
+    return volume_neighbourhood<T, R>(&values[R + k][R][R + j], height * width, width);
+  }
+};
+
 template <class P>
 inline constexpr bool is_interior_v = std::is_same_v<P, interior_t>;
 
 // Whether f takes one neighbourhood per input and returns what the output holds. Checked in
 // device code: on the host, nvcc hides a device lambda's call operator.
-template <class F, int R, class Out, class... Ts>
-COALESCE_HOST_DEVICE constexpr bool stencil_callable() {
-  constexpr bool callable = std::is_invocable_v<const F&, neighbourhood<Ts, R>...>;
+template <template <class, int> class N, class F, int R, class Out, class... Ts>
+COALESCE_HOST_DEVICE constexpr bool stencil_callable_with() {
+  constexpr bool callable = std::is_invocable_v<const F&, N<Ts, R>...>;
   static_assert(callable,
-                "coalesce::stencil: f cannot be called with one coalesce::neighbourhood<T, R> per input (in the "
-                "order of coalesce::inputs); declare its parameters auto");
+                "coalesce::stencil: f cannot be called with one coalesce::neighbourhood<T, R> (of a matrix) or "
+                "coalesce::volume_neighbourhood<T, R> (of a volume) per input, in the order of coalesce::inputs; "
+                "declare its parameters auto");
   if constexpr (callable) {
-    constexpr bool converts = std::is_convertible_v<std::invoke_result_t<const F&, neighbourhood<Ts, R>...>, Out>;
+    constexpr bool converts = std::is_convertible_v<std::invoke_result_t<const F&, N<Ts, R>...>, Out>;
     static_assert(converts, "coalesce::stencil: what f returns does not convert to the output's element type");
     return converts;
   }
   return false;
+}
+
+template <class F, int R, class Out, class... Ts>
+COALESCE_HOST_DEVICE constexpr bool stencil_callable() {
+  return stencil_callable_with<neighbourhood, F, R, Out, Ts...>();
 }
 
 // The band walk (see stencil_block_threads): every input of the same element size, 16-byte
@@ -350,6 +466,141 @@ __global__ void stencil_element_kernel(Policy policy, cuda::std::tuple<pitched_v
   walk_elements<R>(policy, in, out, f, std::index_sequence_for<Ts...>{});
 }
 
+// --- volumes -----------------------------------------------------------------------------------
+
+// The walk's shape for a volume: blocks as band_shape's (bx vectors across, by rows down), each
+// thread K consecutive planes of one row, K = 2 while a thread's slabs, (K + 2R) x (2R + 1) x
+// (V + 2R) elements of every input, fit in about 72 registers (f's unused ones cost nothing, see
+// input_slab), else 1. Thread (x, y) of block (bx, by, bz) takes vector bx * blockDim.x + x of
+// row by * blockDim.y + y in planes bz * K.., striding over rows and planes past the grid.
+template <int R, int V, class... Ts>
+struct slab_shape {
+  static constexpr std::size_t words_per_plane = std::size_t(2 * R + 1) * band_shape<R, V, Ts...>::words_per_row;
+  static constexpr int planes_per_thread = std::size_t(2 + 2 * R) * words_per_plane <= 72 ? 2 : 1;
+  static constexpr unsigned block_x = band_shape<R, V, Ts...>::block_x;
+  static constexpr unsigned block_y = band_shape<R, V, Ts...>::block_y;
+};
+
+template <int R, int V, int K, class Index, class Policy, class Out, class F, class... Ts, std::size_t... I>
+COALESCE_DEVICE COALESCE_FORCEINLINE void walk_slabs(const Policy& policy, const cuda::std::tuple<pitched_volume_view<const Ts>...>& in,
+                                                     const pitched_volume_view<Out>& out, const F& f, Index vectors_per_row,
+                                                     bool vector_stores, std::index_sequence<I...>) {
+  if constexpr (stencil_callable_with<volume_neighbourhood, F, R, Out, Ts...>()) {
+    const Index depth = Index(out.depth()), rows = Index(out.height()), cols = Index(out.width());
+    const Index v = Index(blockIdx.x) * Index(blockDim.x) + Index(threadIdx.x);
+    if (v >= vectors_per_row) return;
+    const Index c0 = v * V;
+    const bool whole_vector = c0 + V <= cols;
+    bool whole = whole_vector && vector_stores;
+    if constexpr (is_interior_v<Policy>) whole = whole && c0 >= R && c0 + V + R <= cols;
+    const Index slabs = (depth + K - 1) / K;
+    for (Index y = Index(blockIdx.y) * Index(blockDim.y) + Index(threadIdx.y); y < rows; y += Index(gridDim.y) * Index(blockDim.y)) {
+      if constexpr (is_interior_v<Policy>)
+        if (!interior_contains(Index(R), y, rows)) continue;
+      for (Index s = Index(blockIdx.z); s < slabs; s += Index(gridDim.z)) {
+        const Index z0 = s * K;
+        if constexpr (is_interior_v<Policy>)
+          if (z0 + K <= Index(R) || z0 + Index(R) >= depth) continue;  // no interior plane in the slab
+        cuda::std::tuple<input_slab<Ts, R, V, K>...> slab;
+        (cuda::std::get<I>(slab).load(cuda::std::get<I>(in), z0, y, c0, whole_vector, policy), ...);
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+          const Index z = z0 + k;
+          if (z >= depth) break;
+          if constexpr (is_interior_v<Policy>)
+            if (!interior_contains(Index(R), z, depth)) continue;
+          Out result[V];
+#pragma unroll
+          for (int j = 0; j < V; ++j) result[j] = static_cast<Out>(f(cuda::std::get<I>(slab).at(k, j)...));
+          Out* row = out.row(std::size_t(z), std::size_t(y));
+          if (whole) {
+            vector_chunk<Out, V> chunk;
+#pragma unroll
+            for (int j = 0; j < V; ++j) chunk.value[j] = result[j];
+            store_chunk(reinterpret_cast<vector_chunk<Out, V>*>(row + c0), chunk);
+          } else {
+#pragma unroll
+            for (int j = 0; j < V; ++j) {
+              bool inside = c0 + j < cols;
+              if constexpr (is_interior_v<Policy>) inside = inside && interior_contains(Index(R), Index(c0 + j), cols);
+              if (inside) row[c0 + j] = result[j];
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+template <int R, int V, int K, class Index, class Policy, class Out, class F, class... Ts>
+__global__ void __launch_bounds__(stencil_block_threads)
+    stencil_slab_kernel(Policy policy, cuda::std::tuple<pitched_volume_view<const Ts>...> in, pitched_volume_view<Out> out, F f,
+                        Index vectors_per_row, bool vector_stores) {
+  walk_slabs<R, V, K>(policy, in, out, f, vectors_per_row, vector_stores, std::index_sequence_for<Ts...>{});
+}
+
+// The element walk of a volume, for what the slab walk cannot take: a thread per output, 128 x 4
+// threads a block over the volume's rows, each neighbour read through the read-only path.
+template <class T, int R>
+struct gathered_volume {
+  T values[2 * R + 1][2 * R + 1][2 * R + 1];
+  COALESCE_DEVICE COALESCE_FORCEINLINE volume_neighbourhood<T, R> centre() const {
+    return volume_neighbourhood<T, R>(&values[R][R][R], (2 * R + 1) * (2 * R + 1), 2 * R + 1);
+  }
+};
+
+template <int R, class T, class Policy>
+COALESCE_DEVICE COALESCE_FORCEINLINE void gather(gathered_volume<T, R>& g, const pitched_volume_view<const T>& in, long long z,
+                                                 long long y, long long x, const Policy& policy) {
+  const long long depth = (long long)in.depth(), rows = (long long)in.height(), cols = (long long)in.width();
+#pragma unroll
+  for (int dz = -R; dz <= R; ++dz) {
+    const long long zz = boundary_index(policy, z + dz, depth);
+#pragma unroll
+    for (int dy = -R; dy <= R; ++dy) {
+      const long long yy = boundary_index(policy, y + dy, rows);
+#pragma unroll
+      for (int dx = -R; dx <= R; ++dx) {
+        if constexpr (!std::is_same_v<Policy, clamp_t> && !std::is_same_v<Policy, periodic_t> && !is_interior_v<Policy>) {
+          if (zz < 0 || yy < 0) {
+            g.values[R + dz][R + dy][R + dx] = static_cast<T>(policy.value);
+            continue;
+          }
+        }
+        g.values[R + dz][R + dy][R + dx] = load_element(in.row(std::size_t(zz), std::size_t(yy)), x + dx, cols, policy);
+      }
+    }
+  }
+}
+
+template <int R, class Policy, class Out, class F, class... Ts, std::size_t... I>
+COALESCE_DEVICE COALESCE_FORCEINLINE void walk_volume_elements(const Policy& policy,
+                                                               const cuda::std::tuple<pitched_volume_view<const Ts>...>& in,
+                                                               const pitched_volume_view<Out>& out, const F& f,
+                                                               std::index_sequence<I...>) {
+  if constexpr (stencil_callable_with<volume_neighbourhood, F, R, Out, Ts...>()) {
+    const long long depth = (long long)out.depth(), rows = (long long)out.height(), cols = (long long)out.width();
+    for (long long zy = (long long)blockIdx.x * blockDim.y + threadIdx.y; zy < depth * rows; zy += (long long)gridDim.x * blockDim.y) {
+      const long long z = zy / rows, y = zy % rows;
+      if constexpr (is_interior_v<Policy>)
+        if (!interior_contains(R, z, depth) || !interior_contains(R, y, rows)) continue;
+      for (long long x = threadIdx.x; x < cols; x += blockDim.x) {
+        if constexpr (is_interior_v<Policy>)
+          if (!interior_contains(R, x, cols)) continue;
+        cuda::std::tuple<gathered_volume<Ts, R>...> values;
+        (gather<R>(cuda::std::get<I>(values), cuda::std::get<I>(in), z, y, x, policy), ...);
+        out(std::size_t(z), std::size_t(y), std::size_t(x)) = static_cast<Out>(f(cuda::std::get<I>(values).centre()...));
+      }
+    }
+  }
+}
+
+template <int R, class Policy, class Out, class F, class... Ts>
+__global__ void stencil_volume_element_kernel(Policy policy, cuda::std::tuple<pitched_volume_view<const Ts>...> in,
+                                              pitched_volume_view<Out> out, F f) {
+  walk_volume_elements<R>(policy, in, out, f, std::index_sequence_for<Ts...>{});
+}
+
 template <class T>
 bool rows_aligned(const pitched_view<T>& v, std::size_t alignment) {
   return reinterpret_cast<std::uintptr_t>(v.data()) % alignment == 0 && v.pitch_bytes() % alignment == 0;
@@ -433,6 +684,90 @@ void launch_stencil(const Policy& policy, const cuda::std::tuple<pitched_view<co
 }
 
 template <class T>
+bool rows_aligned(const pitched_volume_view<T>& v, std::size_t alignment) {
+  return reinterpret_cast<std::uintptr_t>(v.data()) % alignment == 0 && v.pitch_bytes() % alignment == 0 &&
+         v.slice_pitch_bytes() % alignment == 0;
+}
+
+inline std::string shape_text(std::size_t depth, std::size_t rows, std::size_t cols) {
+  return std::to_string(depth) + " x " + shape_text(rows, cols);
+}
+
+template <class A, class B>
+bool rows_overlap(const pitched_volume_view<A>& a, const pitched_volume_view<B>& b) {
+  if (a.empty() || b.empty()) return false;
+  const auto begin = [](const auto& v) { return reinterpret_cast<std::uintptr_t>(v.data()); };
+  const auto end = [](const auto& v) {
+    return reinterpret_cast<std::uintptr_t>(v.data()) + (v.depth() - 1) * v.slice_pitch_bytes() +
+           (v.height() - 1) * v.pitch_bytes() + v.width() * sizeof(*v.data());
+  };
+  return begin(a) < end(b) && begin(b) < end(a);
+}
+
+template <int R, class Policy, class Out, class F, class... Ts>
+void launch_stencil(const Policy& policy, const cuda::std::tuple<pitched_volume_view<const Ts>...>& in,
+                    pitched_volume_view<Out> out, const F& f, cudaStream_t stream) {
+  constexpr const char* what = "coalesce::stencil";
+  bool shapes_agree = true, overlap = false;
+  std::string shapes;
+  const auto check = [&](const auto& v) {
+    shapes_agree = shapes_agree && v.depth() == out.depth() && v.height() == out.height() && v.width() == out.width();
+    overlap = overlap || rows_overlap(v, out);
+    shapes += shape_text(v.depth(), v.height(), v.width()) + ", ";
+  };
+  cuda::std::apply([&](const auto&... v) { (check(v), ...); }, in);
+  if (!shapes_agree)
+    throw std::invalid_argument(std::string(what) + ": the inputs are " + shapes + "the output " +
+                                shape_text(out.depth(), out.height(), out.width()) + "; a stencil needs one shape for all");
+  if (overlap)
+    throw std::invalid_argument(std::string(what) +
+                                ": an input overlaps the output, so neighbours would be read after they were written; "
+                                "write into another volume (swap the two each step)");
+  if (out.empty()) return;
+  if constexpr (is_interior_v<Policy>)
+    if (out.depth() <= 2 * std::size_t(R) || out.height() <= 2 * std::size_t(R) || out.width() <= 2 * std::size_t(R))
+      return;  // no element is interior
+  cuda::std::apply([&](const auto&... v) { (require_device_memory(v.data(), "coalesce::stencil (input)"), ...); }, in);
+  require_device_memory(out.data(), "coalesce::stencil (output)");
+  throw_if_earlier_error(what);
+
+  using T0 = std::tuple_element_t<0, std::tuple<Ts...>>;
+  constexpr bool same_size = ((sizeof(Ts) == sizeof(T0)) && ...);
+  constexpr bool chunks_possible = same_size && is_access_width(sizeof(T0)) && std::size_t(R) <= 16 / sizeof(T0);
+  if constexpr (chunks_possible) {
+    constexpr int V = int(16 / sizeof(T0));
+    bool aligned = true;
+    cuda::std::apply([&](const auto&... v) { aligned = (rows_aligned(v, 16) && ...); }, in);
+    if (aligned) {
+      using shape = slab_shape<R, V, Ts...>;
+      constexpr int K = shape::planes_per_thread;
+      const std::size_t vectors_per_row = (out.width() + V - 1) / V;
+      const std::size_t slabs = (out.depth() + K - 1) / K;
+      const bool vector_stores = rows_aligned(out, alignof(vector_chunk<Out, V>));
+      const dim3 block(shape::block_x, shape::block_y);
+      const dim3 grid(unsigned((vectors_per_row + block.x - 1) / block.x),
+                      unsigned(std::min<std::size_t>((out.height() + block.y - 1) / block.y, 65535)),
+                      unsigned(std::min<std::size_t>(slabs, 65535)));
+      constexpr std::size_t int_limit = std::size_t(0x7fffffff) - std::size_t(0x7fffffff) / 4;
+      if (vectors_per_row < int_limit && out.depth() + K + R < int_limit && out.height() + R < int_limit &&
+          out.width() + V + R < int_limit)
+        stencil_slab_kernel<R, V, K, int, Policy, Out, F, Ts...><<<grid, block, 0, stream>>>(policy, in, out, f, int(vectors_per_row),
+                                                                                          vector_stores);
+      else
+        stencil_slab_kernel<R, V, K, long long, Policy, Out, F, Ts...><<<grid, block, 0, stream>>>(
+            policy, in, out, f, (long long)vectors_per_row, vector_stores);
+      throw_if_launch_failed("coalesce::stencil kernel launch");
+      return;
+    }
+  }
+  const dim3 block(128, 4);
+  const unsigned grid = one_wave_grid<stencil_volume_element_kernel<R, Policy, Out, F, Ts...>>(
+      block.x * block.y, (out.depth() * out.height() + 3) / 4);
+  stencil_volume_element_kernel<R, Policy, Out, F, Ts...><<<grid, block, 0, stream>>>(policy, in, out, f);
+  throw_if_launch_failed("coalesce::stencil kernel launch");
+}
+
+template <class T>
 inline constexpr bool is_device_pitched_view_v = false;
 template <class T>
 inline constexpr bool is_device_pitched_view_v<pitched_view<T, device_space>> = true;
@@ -441,12 +776,36 @@ template <class T>
 struct stencil_output_of {  // refused by stencil's checks
   static constexpr bool known = false;
 };
+template <class T>
+inline constexpr bool is_device_pitched_view_v<pitched_volume_view<T, device_space>> = true;
+
+template <class T, class S>
+struct stencil_output_of<pitched_volume_view<T, S>> {
+  static constexpr bool known = true;
+  static constexpr bool is_container = false;
+  static constexpr bool writable = !std::is_const_v<T>;
+  static constexpr bool device = std::is_same_v<S, device_space>;
+  static constexpr bool volume = true;
+  static pitched_volume_view<T, S> view(const pitched_volume_view<T, S>& v) { return v; }
+  static cudaStream_t stream(const pitched_volume_view<T, S>&, cudaStream_t otherwise) { return otherwise; }
+};
+template <class T, class S, class P, class R>
+struct stencil_output_of<pitched_volume<T, S, P, R>> {
+  static constexpr bool known = true;
+  static constexpr bool is_container = true;
+  static constexpr bool writable = true;
+  static constexpr bool device = std::is_same_v<S, device_space>;
+  static constexpr bool volume = true;
+  static pitched_volume_view<T, S> view(pitched_volume<T, S, P, R>& m) { return m.view(); }
+  static cudaStream_t stream(const pitched_volume<T, S, P, R>& m, cudaStream_t) { return m.stream(); }
+};
 template <class T, class S>
 struct stencil_output_of<pitched_view<T, S>> {
   static constexpr bool known = true;
   static constexpr bool is_container = false;
   static constexpr bool writable = !std::is_const_v<T>;
   static constexpr bool device = std::is_same_v<S, device_space>;
+  static constexpr bool volume = false;
   static pitched_view<T, S> view(const pitched_view<T, S>& v) { return v; }
   static cudaStream_t stream(const pitched_view<T, S>&, cudaStream_t otherwise) { return otherwise; }
 };
@@ -456,6 +815,7 @@ struct stencil_output_of<pitched_matrix<T, S, P, R>> {
   static constexpr bool is_container = true;
   static constexpr bool writable = true;
   static constexpr bool device = std::is_same_v<S, device_space>;
+  static constexpr bool volume = false;
   static pitched_view<T, S> view(pitched_matrix<T, S, P, R>& m) { return m.view(); }
   static cudaStream_t stream(const pitched_matrix<T, S, P, R>& m, cudaStream_t) { return m.stream(); }
 };
@@ -465,6 +825,16 @@ constexpr bool inputs_on_device(const stencil_inputs<Views...>*) {
   return (is_device_pitched_view_v<Views> && ...);
 }
 
+template <class T>
+inline constexpr bool is_volume_view_v = false;
+template <class T, class S>
+inline constexpr bool is_volume_view_v<pitched_volume_view<T, S>> = true;
+
+template <bool Volume, class... Views>
+constexpr bool inputs_of_rank(const stencil_inputs<Views...>*) {
+  return ((is_volume_view_v<Views> == Volume) && ...);
+}
+
 template <int R, class Policy, class Out, class F, class... Views>
 void stencil_checked(const Policy& policy, const stencil_inputs<Views...>& in, Out& out, const F& f, const cudaStream_t* stream) {
   static_assert(is_boundary_policy_v<Policy>,
@@ -472,17 +842,24 @@ void stencil_checked(const Policy& policy, const stencil_inputs<Views...>& in, O
                 "coalesce::interior or coalesce::constant(value)");
   static_assert(R >= 1 && R <= 8, "coalesce::stencil<R>: the radius R must be 1 to 8");
   using output = stencil_output_of<std::remove_const_t<Out>>;
-  static_assert(output::known, "coalesce::stencil: the output must be a coalesce::pitched_view or pitched_matrix");
+  static_assert(output::known,
+                "coalesce::stencil: the output must be a coalesce::pitched_view, pitched_matrix, pitched_volume_view or "
+                "pitched_volume");
   constexpr bool on_device = inputs_on_device(static_cast<const stencil_inputs<Views...>*>(nullptr));
   static_assert(on_device,
-                "coalesce::stencil: every input must be a pitched_view or pitched_matrix of device memory (a host_space "
-                "one cannot be read by the GPU: copy it into a device matrix)");
+                "coalesce::stencil: every input must be a pitched_view, pitched_matrix, pitched_volume_view or "
+                "pitched_volume of device memory (a host_space one cannot be read by the GPU: copy it into a device one)");
   if constexpr (output::known && on_device) {
+    constexpr bool same_rank =
+        inputs_of_rank<output::volume>(static_cast<const stencil_inputs<Views...>*>(nullptr));
+    static_assert(same_rank,
+                  "coalesce::stencil: the inputs and the output must all be matrices (pitched_view, pitched_matrix) or "
+                  "all volumes (pitched_volume_view, pitched_volume)");
     constexpr bool writable = output::writable && !(std::is_const_v<Out> && output::is_container);
-    static_assert(writable, "coalesce::stencil: the output is read-only (a pitched_view<const T> or a const matrix)");
+    static_assert(writable, "coalesce::stencil: the output is read-only (a view of const T or a const container)");
     static_assert(output::device,
                   "coalesce::stencil: the output is in host_space, which the GPU cannot write; use a device matrix");
-    if constexpr (writable && output::device && is_boundary_policy_v<Policy> && R >= 1 && R <= 8) {
+    if constexpr (same_rank && writable && output::device && is_boundary_policy_v<Policy> && R >= 1 && R <= 8) {
       const cudaStream_t s = stream ? *stream : output::stream(out, in.has_stream ? in.stream : cudaStream_t{});
       launch_stencil<R>(policy, in.views, output::view(out), f, s);
     }
@@ -505,16 +882,21 @@ const stencil_inputs<Views...>& as_stencil_inputs(const stencil_inputs<Views...>
 // (coalesce::clamp, periodic, constant(v), interior). `in` is a pitched_view or pitched_matrix of
 // device memory, or several of one shape as coalesce::inputs(u, v) (f then takes one
 // neighbourhood per input); `out` a pitched_view or pitched_matrix of the same shape, of any
-// element type f's result converts to. Runs on `stream`; without one, on the output matrix's
-// stream, else the first input matrix's, else stream 0.
+// element type f's result converts to. Volumes work the same way: pitched_volume_views or
+// pitched_volumes in and out, f taking coalesce::volume_neighbourhood, n(dz, dy, dx). Runs on
+// `stream`; without one, on the output container's stream, else the first input container's,
+// else stream 0.
 //
 // Each thread computes one 16-byte vector of outputs (4 floats) in each of K consecutive rows
 // (K = 2 for R = 1, 4 beyond, fewer for several or wide inputs), from the 16-byte vectors of
 // those rows and R above and below, and the R elements on either side, all read through the
 // read-only path; each vector is stored as one access. A block's threads cover neighbouring
-// bands, so the rows two bands share are read from DRAM once and found in L1 the second time. Elements that are not 1, 2, 4 or 8 bytes (or inputs of different sizes, rows not
-// 16-byte aligned, R wider than a thread's vector) take a walk of one element per thread, correct
-// and coalesced but slower.
+// bands, so the rows two bands share are read from DRAM once and found in L1 the second time. On
+// a volume a thread takes one vector in each of K = 2 planes (1 for wide radii) and loads the rows
+// of the planes around them that f reads; it re-reads neighbouring planes from L2 and is slower
+// than the 2D walk (docs/algorithms.md). Elements that are not 1, 2, 4 or 8 bytes (or inputs of
+// different sizes, rows not 16-byte aligned, R wider than a thread's vector) take a walk of one
+// element per thread, correct and coalesced but slower.
 //
 // Throws std::invalid_argument if the shapes differ or an input overlaps the output (in place is
 // not possible: neighbours would be read after being written), coalesce::cuda_error if the

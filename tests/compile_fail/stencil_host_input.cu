@@ -1,4 +1,4 @@
-// expect: coalesce::stencil: every input must be a pitched_view or pitched_matrix of device memory
+// expect: coalesce::stencil: every input must be a pitched_view, pitched_matrix, pitched_volume_view or
 #include <coalesce/stencil.hpp>
 
 void misuse(const coalesce::pitched_matrix<float, coalesce::host_space>& in, coalesce::pitched_matrix<float>& out) {

@@ -2,8 +2,11 @@
 // boundary policy, with two inputs, other element types and sizes, odd shapes and sub-blocks;
 // misuse is refused before any launch; and on 8192^2 and 200000 x 1000 floats it is measured
 // with counters (sectors per request, DRAM bytes against one read and one write) and against
-// cudaMemcpy and the hand-written stencils of competitors.hpp in the same process.
+// cudaMemcpy and the hand-written stencils of competitors.hpp in the same process. Volumes: the
+// 7-point and 25-point stencils equal a host reference under every policy, with two inputs and
+// through the element walk, and on 512^3 floats are held to their first measured figures.
 #include <coalesce/pitched_matrix.hpp>
+#include <coalesce/pitched_volume.hpp>
 #include <coalesce/stencil.hpp>
 #include <coalesce/testing/testing.hpp>
 
@@ -19,6 +22,10 @@
 
 namespace ct = coalesce::testing;
 using coalesce::pitched_matrix;
+using coalesce::pitched_volume;
+using coalesce_test::reference_volume_stencil;
+using coalesce_test::seven_point;
+using coalesce_test::twenty_five_point;
 using coalesce_test::five_point;
 using coalesce_test::nine_point;
 using coalesce_test::reference_stencil;
@@ -308,4 +315,157 @@ TEST_CASE("stencil reaches its share of cudaMemcpy and the hand-written stencils
   measure_stencil<nine_point>("9-point", stencil_shape::nine_point, rows, cols, coalesce_test::targets::stencil_nine_point_of_memcpy);
   measure_stencil<thirteen_point>("13-point", stencil_shape::thirteen_point, rows, cols,
                                   coalesce_test::targets::stencil_radius_2_of_memcpy);
+}
+
+// --- volumes -------------------------------------------------------------------------------------
+
+namespace {
+
+template <class Shape, class Policy>
+void check_volume_shape(const Policy& policy, std::size_t depth, std::size_t rows, std::size_t cols, const char* policy_name) {
+  INFO(policy_name << ", radius " << Shape::radius << ", " << depth << " x " << rows << " x " << cols);
+  const auto values = ct::random_values<float>(depth * rows * cols);
+  pitched_volume<float> in(values, depth, rows, cols), out(depth, rows, cols, untouched);
+  coalesce::stencil<Shape::radius>(policy, in, out, [] __device__(auto n) { return Shape{}(n); });
+  std::vector<float> expected(depth * rows * cols, untouched);
+  reference_volume_stencil<Shape::radius>(policy, depth, rows, cols, expected, Shape{}, values);
+  const auto result = out.to_vector();
+  for (std::size_t i = 0; i < result.size(); ++i)
+    if (result[i] != expected[i])
+      FAIL("mismatch at (" << i / (rows * cols) << ", " << i / cols % rows << ", " << i % cols << "): " << result[i]
+                           << " != " << expected[i]);
+}
+
+template <class Shape>
+void check_volume_every_policy(std::size_t depth, std::size_t rows, std::size_t cols) {
+  check_volume_shape<Shape>(coalesce::clamp, depth, rows, cols, "clamp");
+  check_volume_shape<Shape>(coalesce::periodic, depth, rows, cols, "periodic");
+  check_volume_shape<Shape>(coalesce::constant(1.5f), depth, rows, cols, "constant(1.5f)");
+  check_volume_shape<Shape>(coalesce::interior, depth, rows, cols, "interior");
+}
+
+struct two_volume_inputs {
+  template <class A, class B>
+  __host__ __device__ double operator()(const A& a, const B& b) const {
+    return double(a(0, 0, 0)) + double(b(-1, 1, 0)) - double(b(1, 0, -1)) + double(a.template at<0, 0, 1>());
+  }
+};
+
+}  // namespace
+
+TEST_CASE("stencil on volumes equals the host reference for radius 1 and 4 under every boundary policy") {
+  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
+  // 23 and 30 columns: each row's last vector partial; depths odd and smaller than a grid's slabs.
+  check_volume_every_policy<seven_point>(13, 17, 23);
+  check_volume_every_policy<seven_point>(6, 9, 64);
+  check_volume_every_policy<seven_point>(1, 1, 5);
+  check_volume_every_policy<twenty_five_point>(11, 12, 30);
+  check_volume_every_policy<twenty_five_point>(3, 20, 9);
+}
+
+TEST_CASE("stencil on volumes takes two inputs, another output type, and a block 4 bytes in (the element walk)") {
+  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
+  const std::size_t depth = 7, rows = 19, cols = 45;
+  const auto u_values = ct::random_values<float>(depth * rows * cols);
+  const auto v_values = ct::random_values<float>(depth * rows * cols, ct::test_seed() + 1);
+  pitched_volume<float> u(u_values, depth, rows, cols), v(v_values, depth, rows, cols);
+  pitched_volume<double> out(depth, rows, cols);
+  const two_volume_inputs f;
+  coalesce::stencil<1>(coalesce::periodic, coalesce::inputs(u, v.view()), out, f);
+  std::vector<double> expected(depth * rows * cols);
+  reference_volume_stencil<1>(coalesce::periodic, depth, rows, cols, expected, f, u_values, v_values);
+  CHECK(out.to_vector() == expected);
+
+  // The block from x = 1: rows 4 bytes off 16-byte alignment.
+  const std::size_t block_cols = cols - 1;
+  const auto block = u.view().block(0, 0, 1, depth, rows, block_cols);
+  std::vector<float> block_values(depth * rows * block_cols);
+  for (std::size_t z = 0; z < depth; ++z)
+    for (std::size_t y = 0; y < rows; ++y)
+      for (std::size_t x = 0; x < block_cols; ++x)
+        block_values[(z * rows + y) * block_cols + x] = u_values[(z * rows + y) * cols + x + 1];
+  pitched_volume<float> block_out(depth, rows, block_cols, untouched);
+  coalesce::stencil<1>(coalesce::interior, block, block_out, [] __device__(auto n) { return seven_point{}(n); });
+  std::vector<float> block_expected(depth * rows * block_cols, untouched);
+  reference_volume_stencil<1>(coalesce::interior, depth, rows, block_cols, block_expected, seven_point{}, block_values);
+  CHECK(block_out.to_vector() == block_expected);
+}
+
+TEST_CASE("stencil on volumes refuses inputs of another shape and in place") {
+  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
+  pitched_volume<float> a(4, 5, 6), b(4, 5, 7);
+  const auto f = [] __device__(auto n) { return n(0, 0, 0); };
+  try {
+    coalesce::stencil<1>(a, b, f);
+    FAIL("no exception for volumes of two shapes");
+  } catch (const std::invalid_argument& e) {
+    const std::string message = e.what();
+    CHECK(message.find("4 x 5 x 6") != std::string::npos);
+    CHECK(message.find("4 x 5 x 7") != std::string::npos);
+  }
+  CHECK_THROWS_AS(coalesce::stencil<1>(a.view(), a.view(), f), std::invalid_argument);
+  REQUIRE(cudaGetLastError() == cudaSuccess);
+}
+
+namespace {
+
+template <class Shape>
+void measure_volume_stencil(const char* shape_name, coalesce_test::competitors::volume_stencil_shape shape, std::size_t n,
+                            double memcpy_target, double versus_hand_written) {
+  const auto values = ct::random_values<float>(n * n * n);
+  pitched_volume<float> in(values, n, n, n), out(n, n, n);
+  const auto library = [&](cudaStream_t s) {
+    coalesce::stencil<Shape::radius>(coalesce::clamp, in.view(), out.view(), [] __device__(auto nb) { return Shape{}(nb); }, s);
+  };
+  const auto competitors = coalesce_test::competitors::volume_stencil_clamped(shape, in.const_view(), out.view());
+  std::vector<float> expected(n * n * n);
+  reference_volume_stencil<Shape::radius>(coalesce::clamp, n, n, n, expected, Shape{}, values);
+  const auto check = [&](const std::string& who) {
+    const auto result = out.to_vector();
+    for (std::size_t i = 0; i < result.size(); ++i)
+      if (result[i] != expected[i]) FAIL(who << " mismatch at element " << i);
+  };
+  library(0);
+  ct::check_sync("coalesce::stencil");
+  check("coalesce::stencil");
+  for (const auto& c : competitors) {
+    out.fill(untouched);
+    c.launch(0);
+    ct::check_sync(c.name.c_str());
+    check(c.name);
+  }
+
+  COALESCE_REQUIRE_COUNTERS(coalesce_test::profiler());
+  const double ideal_bytes = 2.0 * double(n) * double(n) * double(n) * sizeof(float);
+  const auto m = coalesce_test::profiler().measure([&] { library(0); });
+  const double dram = m.dram_bytes_read() + m.dram_bytes_write();
+  std::printf("\n%s on %zu^3 floats: load sectors/request %.3f, store %.3f, DRAM %.1f MB (ideal %.1f, %.3f)\n", shape_name, n,
+              m.load_sectors_per_request(), m.store_sectors_per_request(), dram / 1e6, ideal_bytes / 1e6, dram / ideal_bytes);
+  CHECK(dram <= coalesce_test::targets::stencil_dram_bytes_over_ideal * ideal_bytes);
+  // A warp's lanes take 32 consecutive 16-byte vectors of one row: 16 sectors a vector load and
+  // store (512-float rows are 4 warps), the elements beside them one sector more where a lane's
+  // offset crosses a line.
+  CHECK(m.store_sectors_per_request() == Approx(16.0).epsilon(0.001));
+  CHECK(m.load_sectors_per_request() >= 16.0 * 0.99);
+  CHECK(m.load_sectors_per_request() <= 17.0);
+
+  ct::bandwidth_meter meter;
+  const auto c = coalesce_test::compare_with_competitors(
+      meter, std::string(shape_name) + ", clamp, pitched " + std::to_string(n) + "^3 floats", library, competitors, ideal_bytes);
+  CHECK(c.library >= memcpy_target);
+  CHECK(c.versus_best_competitor() >= versus_hand_written);
+}
+
+}  // namespace
+
+TEST_CASE("stencil on volumes holds its first measured share of cudaMemcpy and of the hand-written stencils on 512^3 floats") {
+  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
+  using coalesce_test::competitors::volume_stencil_shape;
+  const std::size_t n = ct::under_sanitizer() ? 48 : 512;
+  namespace targets = coalesce_test::targets;
+  measure_volume_stencil<seven_point>("7-point", volume_stencil_shape::seven_point, n, targets::volume_stencil_7_point_of_memcpy,
+                                      targets::volume_stencil_7_point_versus_hand_written);
+  measure_volume_stencil<twenty_five_point>("25-point", volume_stencil_shape::twenty_five_point, n,
+                                            targets::volume_stencil_25_point_of_memcpy,
+                                            targets::volume_stencil_25_point_versus_hand_written);
 }

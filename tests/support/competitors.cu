@@ -761,6 +761,118 @@ std::vector<candidate> stencil_competitors(coalesce::pitched_view<const float> i
 
 }  // namespace
 
+// --- volume stencils, reads beyond the edge clamped ------------------------------------------------
+
+namespace {
+
+struct volume_offsets_from {
+  const float* centre;
+  int plane_stride, row_stride;
+  __device__ float operator()(int dz, int dy, int dx) const { return centre[dz * plane_stride + dy * row_stride + dx]; }
+};
+
+template <class Shape>
+__global__ void __launch_bounds__(512) volume_stencil_one_per_thread(const float* __restrict__ in, float* __restrict__ out, int depth,
+                                                                     int rows, int cols, std::size_t pitch, std::size_t slice) {
+  constexpr int R = Shape::radius, W = 2 * R + 1;
+  const int x = int(blockIdx.x * blockDim.x + threadIdx.x);
+  if (x >= cols) return;
+  for (int zy = int(blockIdx.y * blockDim.y + threadIdx.y); zy < depth * rows; zy += int(gridDim.y * blockDim.y)) {
+    const int z = zy / rows, y = zy % rows;
+    float v[W][W][W];
+#pragma unroll
+    for (int dz = -R; dz <= R; ++dz)
+#pragma unroll
+      for (int dy = -R; dy <= R; ++dy) {
+        const float* row = in + std::size_t(clamped(z + dz, depth)) * slice + std::size_t(clamped(y + dy, rows)) * pitch;
+#pragma unroll
+        for (int dx = -R; dx <= R; ++dx) v[R + dz][R + dy][R + dx] = __ldg(row + clamped(x + dx, cols));
+      }
+    out[std::size_t(z) * slice + std::size_t(y) * pitch + x] = Shape{}(volume_offsets_from{&v[R][R][R], W * W, W});
+  }
+}
+
+// A float4 of outputs in each of K consecutive planes per thread, blocks BX vectors across and
+// 256 / BX rows down; the loads f never reads are dead code. widths % 4 == 0.
+template <class Shape, int K, int BX>
+__global__ void __launch_bounds__(256) volume_stencil_float4_slabs(const float* __restrict__ in, float* __restrict__ out, int depth,
+                                                                   int rows, int cols, std::size_t pitch, std::size_t slice) {
+  constexpr int R = Shape::radius, W = 4 + 2 * R, H = 2 * R + 1;
+  const int vector = int(blockIdx.x) * BX + int(threadIdx.x);
+  const int y = int(blockIdx.y * blockDim.y + threadIdx.y);
+  if (vector >= cols / 4 || y >= rows) return;
+  const int c = vector * 4;
+  for (int z0 = int(blockIdx.z) * K; z0 < depth; z0 += int(gridDim.z) * K) {
+    float v[K + 2 * R][H][W];
+#pragma unroll
+    for (int i = 0; i < K + 2 * R; ++i)
+#pragma unroll
+      for (int dy = -R; dy <= R; ++dy) {
+        const float* row = in + std::size_t(clamped(z0 - R + i, depth)) * slice + std::size_t(clamped(y + dy, rows)) * pitch;
+        const float4 mid = __ldg(reinterpret_cast<const float4*>(row + c));
+        v[i][R + dy][R] = mid.x;
+        v[i][R + dy][R + 1] = mid.y;
+        v[i][R + dy][R + 2] = mid.z;
+        v[i][R + dy][R + 3] = mid.w;
+#pragma unroll
+        for (int k = 1; k <= R; ++k) {
+          v[i][R + dy][R - k] = __ldg(row + clamped(c - k, cols));
+          v[i][R + dy][R + 3 + k] = __ldg(row + clamped(c + 3 + k, cols));
+        }
+      }
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      if (z0 + k >= depth) break;
+      float4 o;
+      o.x = Shape{}(volume_offsets_from{&v[R + k][R][R], H * W, W});
+      o.y = Shape{}(volume_offsets_from{&v[R + k][R][R + 1], H * W, W});
+      o.z = Shape{}(volume_offsets_from{&v[R + k][R][R + 2], H * W, W});
+      o.w = Shape{}(volume_offsets_from{&v[R + k][R][R + 3], H * W, W});
+      *reinterpret_cast<float4*>(out + std::size_t(z0 + k) * slice + std::size_t(y) * pitch + c) = o;
+    }
+  }
+}
+
+template <class Shape>
+std::vector<candidate> volume_stencil_competitors(coalesce::pitched_volume_view<const float> in,
+                                                  coalesce::pitched_volume_view<float> out) {
+  using coalesce::testing::row_role;
+  const float* from = in.data();
+  float* to = out.data();
+  const int depth = int(in.depth()), rows = int(in.height()), cols = int(in.width());
+  const std::size_t pitch = in.pitch_bytes() / sizeof(float), slice = in.slice_pitch_bytes() / sizeof(float);
+  if (out.pitch_bytes() != in.pitch_bytes() || out.slice_pitch_bytes() != in.slice_pitch_bytes() ||
+      out.depth() != in.depth() || out.height() != in.height() || out.width() != in.width())
+    throw std::invalid_argument("volume stencil competitors: in and out need one shape and one pitch");
+  require_float4("volume stencil competitors", in.width(), from, to);
+  if (in.pitch_bytes() % 16 != 0 || in.slice_pitch_bytes() % 16 != 0)
+    throw std::invalid_argument("volume stencil competitors: rows must be 16-byte aligned");
+  constexpr int K = Shape::radius == 1 ? 2 : 1;
+  const dim3 slabs(unsigned((cols / 4 + 63) / 64), unsigned((rows + 3) / 4), unsigned(std::min((depth + K - 1) / K, 65535)));
+  const dim3 walk(unsigned((cols + 127) / 128), unsigned(std::min((depth * rows + 3) / 4, 65535)));
+  return {
+      {"hand-written float4 slabs, 64 x 4 blocks, " + std::to_string(K) + " planes a thread", row_role::competitor,
+       [=](cudaStream_t s) {
+         volume_stencil_float4_slabs<Shape, K, 64><<<slabs, dim3(64, 4), 0, s>>>(from, to, depth, rows, cols, pitch, slice);
+       }},
+      {"hand-written one element per thread", row_role::competitor,
+       [=](cudaStream_t s) {
+         volume_stencil_one_per_thread<Shape><<<walk, dim3(128, 4), 0, s>>>(from, to, depth, rows, cols, pitch, slice);
+       }},
+  };
+}
+
+}  // namespace
+
+std::vector<candidate> volume_stencil_clamped(volume_stencil_shape shape, coalesce::pitched_volume_view<const float> in,
+                                              coalesce::pitched_volume_view<float> out) {
+  switch (shape) {
+    case volume_stencil_shape::seven_point: return volume_stencil_competitors<seven_point>(in, out);
+    case volume_stencil_shape::twenty_five_point: return volume_stencil_competitors<twenty_five_point>(in, out);
+  }
+  throw std::invalid_argument("volume stencil competitors: unknown shape");
+}
+
 std::vector<candidate> stencil_clamped(stencil_shape shape, coalesce::pitched_view<const float> in,
                                        coalesce::pitched_view<float> out) {
   switch (shape) {

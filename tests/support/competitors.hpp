@@ -12,6 +12,7 @@
 #pragma once
 
 #include <coalesce/pitched_matrix.hpp>
+#include <coalesce/pitched_volume.hpp>
 #include <coalesce/testing/report.hpp>
 
 #include <cuda_runtime_api.h>
@@ -131,6 +132,13 @@ std::vector<candidate> column_twice(const float* x, float* out, std::size_t n);
 enum class stencil_shape { five_point, nine_point, thirteen_point };
 std::vector<candidate> stencil_clamped(stencil_shape shape, coalesce::pitched_view<const float> in,
                                        coalesce::pitched_view<float> out);
+
+// The volume stencils of stencils.hpp (7-point, 25-point star) on a pitched volume of floats,
+// clamped, by hand: a float4 of outputs in each of K planes per thread (K = 2 for radius 1, else
+// 1) in 64 x 4 blocks, and one element per thread. One shape and pitch, widths % 4 == 0.
+enum class volume_stencil_shape { seven_point, twenty_five_point };
+std::vector<candidate> volume_stencil_clamped(volume_stencil_shape shape, coalesce::pitched_volume_view<const float> in,
+                                              coalesce::pitched_volume_view<float> out);
 
 }  // namespace competitors
 }  // namespace coalesce_test

@@ -41,6 +41,28 @@ struct thirteen_point {
   }
 };
 
+// The 3D shapes: the 7-point stencil (radius 1) and the 25-point star of radius 4, the seismic
+// kernel's shape (each axis to distance 4).
+struct seven_point {
+  static constexpr int radius = 1;
+  template <class N>
+  __host__ __device__ float operator()(const N& n) const {
+    return 0.125f * (n(0, 0, 0) + n(0, 0, 0) + n(-1, 0, 0) + n(1, 0, 0) + n(0, -1, 0) + n(0, 1, 0) + n(0, 0, -1) + n(0, 0, 1));
+  }
+};
+
+struct twenty_five_point {
+  static constexpr int radius = 4;
+  template <class N>
+  __host__ __device__ float operator()(const N& n) const {
+    // Written out: offsets known at compile time keep the neighbourhood in registers.
+    const float z = n(-4, 0, 0) + n(-3, 0, 0) + n(-2, 0, 0) + n(-1, 0, 0) + n(1, 0, 0) + n(2, 0, 0) + n(3, 0, 0) + n(4, 0, 0);
+    const float y = n(0, -4, 0) + n(0, -3, 0) + n(0, -2, 0) + n(0, -1, 0) + n(0, 1, 0) + n(0, 2, 0) + n(0, 3, 0) + n(0, 4, 0);
+    const float x = n(0, 0, -4) + n(0, 0, -3) + n(0, 0, -2) + n(0, 0, -1) + n(0, 0, 1) + n(0, 0, 2) + n(0, 0, 3) + n(0, 0, 4);
+    return 0.03125f * (n(0, 0, 0) + z + y + x);
+  }
+};
+
 // A neighbourhood of a dense host matrix, reads beyond the edge following a boundary policy.
 template <class T, class Policy>
 struct dense_neighbourhood {
@@ -80,6 +102,48 @@ void reference_stencil(const Policy& policy, std::size_t rows, std::size_t cols,
       out[std::size_t(r) * cols + std::size_t(c)] = static_cast<Out>(
           f(dense_neighbourhood<Ts, Policy>{in.data(), (long long)rows, (long long)cols, r, c, policy}...));
     }
+}
+
+// The same for a dense host volume, (z, y, x) at [(z * rows + y) * cols + x].
+template <class T, class Policy>
+struct dense_volume_neighbourhood {
+  const T* values;
+  long long depth, rows, cols, z, y, x;
+  Policy policy;
+
+  __host__ __device__ T operator()(int dz, int dy, int dx) const {
+    const long long k = coalesce::boundary_index(policy, z + dz, depth);
+    const long long i = coalesce::boundary_index(policy, y + dy, rows);
+    const long long j = coalesce::boundary_index(policy, x + dx, cols);
+    if (k < 0 || i < 0 || j < 0) {
+      if constexpr (std::is_same_v<Policy, coalesce::clamp_t> || std::is_same_v<Policy, coalesce::periodic_t> ||
+                    std::is_same_v<Policy, coalesce::interior_t>)
+        return T{};  // not reached: only constant gives -1
+      else
+        return static_cast<T>(policy.value);
+    }
+    return values[(k * rows + i) * cols + j];
+  }
+  template <int DZ, int DY, int DX>
+  __host__ __device__ T at() const {
+    return (*this)(DZ, DY, DX);
+  }
+};
+
+template <int R, class Policy, class Out, class F, class... Ts>
+void reference_volume_stencil(const Policy& policy, std::size_t depth, std::size_t rows, std::size_t cols,
+                              std::vector<Out>& out, const F& f, const std::vector<Ts>&... in) {
+  const long long d = (long long)depth, h = (long long)rows, w = (long long)cols;
+  for (long long z = 0; z < d; ++z)
+    for (long long y = 0; y < h; ++y)
+      for (long long x = 0; x < w; ++x) {
+        if constexpr (std::is_same_v<Policy, coalesce::interior_t>)
+          if (!coalesce::interior_contains(R, z, d) || !coalesce::interior_contains(R, y, h) ||
+              !coalesce::interior_contains(R, x, w))
+            continue;
+        out[std::size_t((z * h + y) * w + x)] =
+            static_cast<Out>(f(dense_volume_neighbourhood<Ts, Policy>{in.data(), d, h, w, z, y, x, policy}...));
+      }
 }
 
 }  // namespace coalesce_test
