@@ -28,8 +28,10 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -117,31 +119,29 @@ struct stencil_input_of {  // anything else: refused by stencil's checks
   static type view(const T& v) { return v; }
   static constexpr bool is_container = false;
 };
-template <class T, class S>
-struct stencil_input_of<pitched_view<T, S>> {
-  using type = pitched_view<const T, S>;
-  static type view(const pitched_view<T, S>& v) { return v; }
+// A view is read as a view of const elements; a container as its const view, and it brings its
+// stream.
+template <class View, class ConstView>
+struct view_input {
+  using type = ConstView;
+  static type view(const View& v) { return v; }
   static constexpr bool is_container = false;
 };
-template <class T, class S, class P, class R>
-struct stencil_input_of<pitched_matrix<T, S, P, R>> {
-  using type = pitched_view<const T, S>;
-  static type view(const pitched_matrix<T, S, P, R>& m) { return m.const_view(); }
+template <class Container, class ConstView>
+struct container_input {
+  using type = ConstView;
+  static type view(const Container& c) { return c.const_view(); }
   static constexpr bool is_container = true;
 };
-
 template <class T, class S>
-struct stencil_input_of<pitched_volume_view<T, S>> {
-  using type = pitched_volume_view<const T, S>;
-  static type view(const pitched_volume_view<T, S>& v) { return v; }
-  static constexpr bool is_container = false;
-};
+struct stencil_input_of<pitched_view<T, S>> : view_input<pitched_view<T, S>, pitched_view<const T, S>> {};
 template <class T, class S, class P, class R>
-struct stencil_input_of<pitched_volume<T, S, P, R>> {
-  using type = pitched_volume_view<const T, S>;
-  static type view(const pitched_volume<T, S, P, R>& m) { return m.const_view(); }
-  static constexpr bool is_container = true;
-};
+struct stencil_input_of<pitched_matrix<T, S, P, R>> : container_input<pitched_matrix<T, S, P, R>, pitched_view<const T, S>> {};
+template <class T, class S>
+struct stencil_input_of<pitched_volume_view<T, S>> : view_input<pitched_volume_view<T, S>, pitched_volume_view<const T, S>> {};
+template <class T, class S, class P, class R>
+struct stencil_input_of<pitched_volume<T, S, P, R>>
+    : container_input<pitched_volume<T, S, P, R>, pitched_volume_view<const T, S>> {};
 
 template <class T>
 cudaStream_t stream_or(const T& input, cudaStream_t otherwise) {
@@ -212,6 +212,26 @@ COALESCE_DEVICE COALESCE_FORCEINLINE T load_element(const T* row, Index col, Ind
   return load_chunk<true>(row + c);
 }
 
+// Row `r` of `in` (or of plane z of a volume) under the policy, or null for a row beyond the edge
+// under constant(v). Under the other policies r is always a row, and no test is compiled: the
+// band walk's code is then what it was before load_line was shared with the volume walk (an
+// earlier form, which selected null on every policy, measured slower on an H200).
+template <class T, class Index, class Policy>
+COALESCE_DEVICE COALESCE_FORCEINLINE const T* row_under(const Policy& policy, const pitched_view<const T>& in, Index r, Index rows) {
+  const Index rr = boundary_index(policy, r, rows);
+  if constexpr (!std::is_same_v<Policy, clamp_t> && !std::is_same_v<Policy, periodic_t> && !std::is_same_v<Policy, interior_t>)
+    if (rr < 0) return nullptr;
+  return in.row(std::size_t(rr));
+}
+template <class T, class Index, class Policy>
+COALESCE_DEVICE COALESCE_FORCEINLINE const T* row_under(const Policy& policy, const pitched_volume_view<const T>& in, Index z,
+                                                        Index y) {
+  const Index zz = boundary_index(policy, z, Index(in.depth())), yy = boundary_index(policy, y, Index(in.height()));
+  if constexpr (!std::is_same_v<Policy, clamp_t> && !std::is_same_v<Policy, periodic_t> && !std::is_same_v<Policy, interior_t>)
+    if (zz < 0 || yy < 0) return nullptr;
+  return in.row(std::size_t(zz), std::size_t(yy));
+}
+
 // One row's V + 2R elements around a thread's V outputs at columns c0 .. c0 + V - 1, through the
 // policy: the V middle ones as one vector where the row has them all (whole), the R on either
 // side one at a time. `row` is null for a row beyond the edge under constant(v).
@@ -257,32 +277,8 @@ struct input_band {
                                                  const Policy& policy) {
     const Index rows = Index(in.rows()), cols = Index(in.cols());
 #pragma unroll
-    for (int i = 0; i < K + 2 * R; ++i) {
-      T* line = values[i];
-      const Index rr = boundary_index(policy, Index(r0 - R + i), rows);
-      if constexpr (!std::is_same_v<Policy, clamp_t> && !std::is_same_v<Policy, periodic_t> &&
-                    !std::is_same_v<Policy, interior_t>) {
-        if (rr < 0) {  // a row beyond the edge under constant(v)
-#pragma unroll
-          for (int e = 0; e < width; ++e) line[e] = static_cast<T>(policy.value);
-          continue;
-        }
-      }
-      const T* row = in.row(std::size_t(rr));
-      if (whole) {
-        const auto v = load_chunk<true>(reinterpret_cast<const vector_chunk<T, V>*>(row + c0));
-#pragma unroll
-        for (int j = 0; j < V; ++j) line[R + j] = v.value[j];
-      } else {  // the row's last, partial vector
-#pragma unroll
-        for (int j = 0; j < V; ++j) line[R + j] = load_element(row, Index(c0 + j), cols, policy);
-      }
-#pragma unroll
-      for (int k = 1; k <= R; ++k) {
-        line[R - k] = load_element(row, Index(c0 - k), cols, policy);
-        line[R + V - 1 + k] = load_element(row, Index(c0 + V - 1 + k), cols, policy);
-      }
-    }
+    for (int i = 0; i < K + 2 * R; ++i)
+      load_line<T, R, V>(values[i], row_under(policy, in, Index(r0 - R + i), rows), c0, cols, whole, policy);
   }
 
   // What f sees for output element j of the thread's vector in its k-th row.
@@ -290,9 +286,6 @@ struct input_band {
     return neighbourhood<T, R>(&values[R + k][R + j], width);
   }
 };
-
-// (input_band keeps its own row loop: routed through load_line, below, the 2D stencils measured
-// slower in one run on an H200; they stay apart until that is understood.)
 
 // The same for a volume: (K + 2R) planes of 2R + 1 rows of V + 2R elements around a thread's
 // outputs at planes z0 .. z0 + K - 1, row y, columns c0 .. c0 + V - 1. The loads of elements f
@@ -305,18 +298,12 @@ struct input_slab {
   template <class Index, class Policy>
   COALESCE_DEVICE COALESCE_FORCEINLINE void load(const pitched_volume_view<const T>& in, Index z0, Index y, Index c0,
                                                  bool whole, const Policy& policy) {
-    const Index depth = Index(in.depth()), rows = Index(in.height()), cols = Index(in.width());
+    const Index cols = Index(in.width());
 #pragma unroll
-    for (int i = 0; i < K + 2 * R; ++i) {
-      const Index zz = boundary_index(policy, Index(z0 - R + i), depth);
+    for (int i = 0; i < K + 2 * R; ++i)
 #pragma unroll
-      for (int dy = -R; dy <= R; ++dy) {
-        const Index yy = boundary_index(policy, Index(y + dy), rows);
-        const bool outside = zz < 0 || yy < 0;  // only under constant(v)
-        load_line<T, R, V>(values[i][R + dy], outside ? nullptr : in.row(std::size_t(zz), std::size_t(yy)), c0, cols,
-                           whole, policy);
-      }
-    }
+      for (int dy = -R; dy <= R; ++dy)
+        load_line<T, R, V>(values[i][R + dy], row_under(policy, in, Index(z0 - R + i), Index(y + dy)), c0, cols, whole, policy);
   }
 
   COALESCE_DEVICE COALESCE_FORCEINLINE volume_neighbourhood<T, R> at(int k, int j) const {
@@ -349,6 +336,28 @@ COALESCE_HOST_DEVICE constexpr bool stencil_callable() {
   return stencil_callable_with<neighbourhood, F, R, Out, Ts...>();
 }
 
+// A thread's V outputs at row[c0 ..], output j being value_of(j): stored as one vector where
+// `whole`, else element by element inside the row (under interior, inside its interior columns).
+template <int R, int V, class Policy, class Out, class Index, class ValueOf>
+COALESCE_DEVICE COALESCE_FORCEINLINE void store_outputs(Out* row, Index c0, Index cols, bool whole, const ValueOf& value_of) {
+  Out result[V];
+#pragma unroll
+  for (int j = 0; j < V; ++j) result[j] = value_of(j);
+  if (whole) {
+    vector_chunk<Out, V> v;
+#pragma unroll
+    for (int j = 0; j < V; ++j) v.value[j] = result[j];
+    store_chunk(reinterpret_cast<vector_chunk<Out, V>*>(row + c0), v);
+  } else {
+#pragma unroll
+    for (int j = 0; j < V; ++j) {
+      bool inside = c0 + j < cols;
+      if constexpr (is_interior_v<Policy>) inside = inside && interior_contains(Index(R), Index(c0 + j), cols);
+      if (inside) row[c0 + j] = result[j];
+    }
+  }
+}
+
 // The band walk (see stencil_block_threads): every input of the same element size, 16-byte
 // aligned rows, R <= V. Thread (x, y) of block (bx, by) takes vector bx * blockDim.x + x of every
 // row of band by * blockDim.y + y, striding down where the matrix has more bands than the grid
@@ -375,23 +384,8 @@ COALESCE_DEVICE COALESCE_FORCEINLINE void walk_bands(const Policy& policy, const
         if (r >= rows) break;
         if constexpr (is_interior_v<Policy>)
           if (!interior_contains(Index(R), r, rows)) continue;
-        Out result[V];
-#pragma unroll
-        for (int j = 0; j < V; ++j) result[j] = static_cast<Out>(f(cuda::std::get<I>(patches).at(k, j)...));
-        Out* row = out.row(std::size_t(r));
-        if (whole) {
-          vector_chunk<Out, V> v;
-#pragma unroll
-          for (int j = 0; j < V; ++j) v.value[j] = result[j];
-          store_chunk(reinterpret_cast<vector_chunk<Out, V>*>(row + c0), v);
-        } else {
-#pragma unroll
-          for (int j = 0; j < V; ++j) {
-            bool inside = c0 + j < cols;
-            if constexpr (is_interior_v<Policy>) inside = inside && interior_contains(Index(R), Index(c0 + j), cols);
-            if (inside) row[c0 + j] = result[j];
-          }
-        }
+        store_outputs<R, V, Policy>(out.row(std::size_t(r)), c0, cols, whole,
+                                    [&](int j) { return static_cast<Out>(f(cuda::std::get<I>(patches).at(k, j)...)); });
       }
     };
     const Index v = Index(blockIdx.x) * Index(blockDim.x) + Index(threadIdx.x);
@@ -509,23 +503,8 @@ COALESCE_DEVICE COALESCE_FORCEINLINE void walk_slabs(const Policy& policy, const
           if (z >= depth) break;
           if constexpr (is_interior_v<Policy>)
             if (!interior_contains(Index(R), z, depth)) continue;
-          Out result[V];
-#pragma unroll
-          for (int j = 0; j < V; ++j) result[j] = static_cast<Out>(f(cuda::std::get<I>(slab).at(k, j)...));
-          Out* row = out.row(std::size_t(z), std::size_t(y));
-          if (whole) {
-            vector_chunk<Out, V> chunk;
-#pragma unroll
-            for (int j = 0; j < V; ++j) chunk.value[j] = result[j];
-            store_chunk(reinterpret_cast<vector_chunk<Out, V>*>(row + c0), chunk);
-          } else {
-#pragma unroll
-            for (int j = 0; j < V; ++j) {
-              bool inside = c0 + j < cols;
-              if constexpr (is_interior_v<Policy>) inside = inside && interior_contains(Index(R), Index(c0 + j), cols);
-              if (inside) row[c0 + j] = result[j];
-            }
-          }
+          store_outputs<R, V, Policy>(out.row(std::size_t(z), std::size_t(y)), c0, cols, whole,
+                                      [&](int j) { return static_cast<Out>(f(cuda::std::get<I>(slab).at(k, j)...)); });
         }
       }
     }
@@ -606,10 +585,6 @@ bool rows_aligned(const pitched_view<T>& v, std::size_t alignment) {
   return reinterpret_cast<std::uintptr_t>(v.data()) % alignment == 0 && v.pitch_bytes() % alignment == 0;
 }
 
-inline std::string shape_text(std::size_t rows, std::size_t cols) {
-  return std::to_string(rows) + " x " + std::to_string(cols);
-}
-
 // The elements of `a` and `b` overlap in memory (their spans of rows do).
 template <class A, class B>
 bool rows_overlap(const pitched_view<A>& a, const pitched_view<B>& b) {
@@ -621,76 +596,10 @@ bool rows_overlap(const pitched_view<A>& a, const pitched_view<B>& b) {
   return begin(a) < end(b) && begin(b) < end(a);
 }
 
-template <int R, class Policy, class Out, class F, class... Ts>
-void launch_stencil(const Policy& policy, const cuda::std::tuple<pitched_view<const Ts>...>& in, pitched_view<Out> out,
-                    const F& f, cudaStream_t stream) {
-  constexpr const char* what = "coalesce::stencil";
-  bool shapes_agree = true, overlap = false;
-  std::string shapes;
-  const auto check = [&](const auto& v) {
-    shapes_agree = shapes_agree && v.rows() == out.rows() && v.cols() == out.cols();
-    overlap = overlap || rows_overlap(v, out);
-    shapes += shape_text(v.rows(), v.cols()) + ", ";
-  };
-  cuda::std::apply([&](const auto&... v) { (check(v), ...); }, in);
-  if (!shapes_agree)
-    throw std::invalid_argument(std::string(what) + ": the inputs are " + shapes + "the output " +
-                                shape_text(out.rows(), out.cols()) + "; a stencil needs one shape for all");
-  if (overlap)
-    throw std::invalid_argument(std::string(what) +
-                                ": an input overlaps the output, so neighbours would be read after they were written; "
-                                "write into another matrix (swap the two each step)");
-  if (out.empty()) return;
-  if constexpr (is_interior_v<Policy>)
-    if (out.rows() <= 2 * std::size_t(R) || out.cols() <= 2 * std::size_t(R)) return;  // no element is interior
-  cuda::std::apply([&](const auto&... v) { (require_device_memory(v.data(), "coalesce::stencil (input)"), ...); }, in);
-  require_device_memory(out.data(), "coalesce::stencil (output)");
-  throw_if_earlier_error(what);
-
-  using T0 = std::tuple_element_t<0, std::tuple<Ts...>>;
-  constexpr bool same_size = ((sizeof(Ts) == sizeof(T0)) && ...);
-  constexpr bool chunks_possible = same_size && is_access_width(sizeof(T0)) && std::size_t(R) <= 16 / sizeof(T0);
-  if constexpr (chunks_possible) {
-    constexpr int V = int(16 / sizeof(T0));
-    bool aligned = true;
-    cuda::std::apply([&](const auto&... v) { aligned = (rows_aligned(v, 16) && ...); }, in);
-    if (aligned) {
-      using shape = band_shape<R, V, Ts...>;
-      constexpr int K = shape::rows_per_thread;
-      const std::size_t vectors_per_row = (out.cols() + V - 1) / V;
-      const std::size_t bands = (out.rows() + K - 1) / K;
-      const bool vector_stores = rows_aligned(out, alignof(vector_chunk<Out, V>));
-      const dim3 block(shape::block_x, shape::block_y);
-      // (x: a row of 2^36 vectors, the most that x could not cover, is no matrix in device memory.)
-      const dim3 grid(unsigned((vectors_per_row + block.x - 1) / block.x),
-                      unsigned(std::min<std::size_t>((bands + block.y - 1) / block.y, 65535)));
-      // 32-bit positions where the last one, and a step past it, fit (rows, cols and the vector
-      // count below 2^31 minus a grid's threads).
-      constexpr std::size_t int_limit = std::size_t(0x7fffffff) - std::size_t(0x7fffffff) / 4;
-      if (vectors_per_row < int_limit && out.rows() + K + R < int_limit && out.cols() + V + R < int_limit)
-        stencil_band_kernel<R, V, K, int, Policy, Out, F, Ts...><<<grid, block, 0, stream>>>(policy, in, out, f, int(vectors_per_row),
-                                                                                          vector_stores);
-      else
-        stencil_band_kernel<R, V, K, long long, Policy, Out, F, Ts...><<<grid, block, 0, stream>>>(
-            policy, in, out, f, (long long)vectors_per_row, vector_stores);
-      throw_if_launch_failed("coalesce::stencil kernel launch");
-      return;
-    }
-  }
-  const dim3 block(128, 4);
-  const unsigned grid = one_wave_grid<stencil_element_kernel<R, Policy, Out, F, Ts...>>(block.x * block.y, (out.rows() + 3) / 4);
-  stencil_element_kernel<R, Policy, Out, F, Ts...><<<grid, block, 0, stream>>>(policy, in, out, f);
-  throw_if_launch_failed("coalesce::stencil kernel launch");
-}
-
 template <class T>
 bool rows_aligned(const pitched_volume_view<T>& v, std::size_t alignment) {
   return reinterpret_cast<std::uintptr_t>(v.data()) % alignment == 0 && v.pitch_bytes() % alignment == 0 &&
          v.slice_pitch_bytes() % alignment == 0;
-}
-
-inline std::string shape_text(std::size_t depth, std::size_t rows, std::size_t cols) {
-  return std::to_string(depth) + " x " + shape_text(rows, cols);
 }
 
 template <class A, class B>
@@ -704,41 +613,119 @@ bool rows_overlap(const pitched_volume_view<A>& a, const pitched_volume_view<B>&
   return begin(a) < end(b) && begin(b) < end(a);
 }
 
-template <int R, class Policy, class Out, class F, class... Ts>
-void launch_stencil(const Policy& policy, const cuda::std::tuple<pitched_volume_view<const Ts>...>& in,
-                    pitched_volume_view<Out> out, const F& f, cudaStream_t stream) {
+template <class T>
+std::array<std::size_t, 2> extents_of(const pitched_view<T>& v) {
+  return {v.rows(), v.cols()};
+}
+template <class T>
+std::array<std::size_t, 3> extents_of(const pitched_volume_view<T>& v) {
+  return {v.depth(), v.height(), v.width()};
+}
+template <std::size_t N>
+std::string shape_text(const std::array<std::size_t, N>& extents) {
+  std::string text = std::to_string(extents[0]);
+  for (std::size_t i = 1; i < N; ++i) text += " x " + std::to_string(extents[i]);
+  return text;
+}
+
+// The checks every stencil launch makes, for matrices and volumes alike: one shape for all, no
+// input overlapping the output, device memory, no earlier error. False when there is nothing to
+// compute (an empty output; under interior, no element whose neighbourhood is inside).
+template <int R, class Policy, class Inputs, class OutView>
+bool stencil_operands_ready(const Inputs& in, const OutView& out) {
   constexpr const char* what = "coalesce::stencil";
+  const auto shape = extents_of(out);
   bool shapes_agree = true, overlap = false;
   std::string shapes;
   const auto check = [&](const auto& v) {
-    shapes_agree = shapes_agree && v.depth() == out.depth() && v.height() == out.height() && v.width() == out.width();
+    shapes_agree = shapes_agree && extents_of(v) == shape;
     overlap = overlap || rows_overlap(v, out);
-    shapes += shape_text(v.depth(), v.height(), v.width()) + ", ";
+    shapes += shape_text(extents_of(v)) + ", ";
   };
   cuda::std::apply([&](const auto&... v) { (check(v), ...); }, in);
   if (!shapes_agree)
-    throw std::invalid_argument(std::string(what) + ": the inputs are " + shapes + "the output " +
-                                shape_text(out.depth(), out.height(), out.width()) + "; a stencil needs one shape for all");
+    throw std::invalid_argument(std::string(what) + ": the inputs are " + shapes + "the output " + shape_text(shape) +
+                                "; a stencil needs one shape for all");
   if (overlap)
     throw std::invalid_argument(std::string(what) +
                                 ": an input overlaps the output, so neighbours would be read after they were written; "
-                                "write into another volume (swap the two each step)");
-  if (out.empty()) return;
+                                "write into another matrix or volume (swap the two each step)");
+  if (out.empty()) return false;
   if constexpr (is_interior_v<Policy>)
-    if (out.depth() <= 2 * std::size_t(R) || out.height() <= 2 * std::size_t(R) || out.width() <= 2 * std::size_t(R))
-      return;  // no element is interior
+    for (const std::size_t extent : shape)
+      if (extent <= 2 * std::size_t(R)) return false;  // no element is interior
   cuda::std::apply([&](const auto&... v) { (require_device_memory(v.data(), "coalesce::stencil (input)"), ...); }, in);
   require_device_memory(out.data(), "coalesce::stencil (output)");
   throw_if_earlier_error(what);
+  return true;
+}
 
+// The vector (elements a thread loads and stores as one access) of the band and slab walks, or 0
+// where they cannot take the inputs: every input of one element size of 1, 2, 4 or 8 bytes, and a
+// radius no wider than the vector.
+template <int R, class... Ts>
+constexpr int vector_walk_width() {
   using T0 = std::tuple_element_t<0, std::tuple<Ts...>>;
   constexpr bool same_size = ((sizeof(Ts) == sizeof(T0)) && ...);
-  constexpr bool chunks_possible = same_size && is_access_width(sizeof(T0)) && std::size_t(R) <= 16 / sizeof(T0);
-  if constexpr (chunks_possible) {
-    constexpr int V = int(16 / sizeof(T0));
-    bool aligned = true;
-    cuda::std::apply([&](const auto&... v) { aligned = (rows_aligned(v, 16) && ...); }, in);
-    if (aligned) {
+  return same_size && is_access_width(sizeof(T0)) && std::size_t(R) <= 16 / sizeof(T0) ? int(16 / sizeof(T0)) : 0;
+}
+
+// Every input's rows start on 16-byte boundaries.
+template <class Inputs>
+bool inputs_aligned(const Inputs& in) {
+  bool aligned = true;
+  cuda::std::apply([&](const auto&... v) { aligned = (rows_aligned(v, 16) && ...); }, in);
+  return aligned;
+}
+
+// Whether positions can be 32-bit: each count, and a step of a grid's threads past it, below 2^31.
+inline bool positions_fit_int(std::initializer_list<std::size_t> counts) {
+  constexpr std::size_t limit = std::size_t(0x7fffffff) - std::size_t(0x7fffffff) / 4;
+  for (const std::size_t count : counts)
+    if (count >= limit) return false;
+  return true;
+}
+
+template <int R, class Policy, class Out, class F, class... Ts>
+void launch_stencil(const Policy& policy, const cuda::std::tuple<pitched_view<const Ts>...>& in, pitched_view<Out> out,
+                    const F& f, cudaStream_t stream) {
+  if (!stencil_operands_ready<R, Policy>(in, out)) return;
+  constexpr int V = vector_walk_width<R, Ts...>();
+  if constexpr (V > 0) {
+    if (inputs_aligned(in)) {
+      using shape = band_shape<R, V, Ts...>;
+      constexpr int K = shape::rows_per_thread;
+      const std::size_t vectors_per_row = (out.cols() + V - 1) / V;
+      const std::size_t bands = (out.rows() + K - 1) / K;
+      const bool vector_stores = rows_aligned(out, alignof(vector_chunk<Out, V>));
+      const dim3 block(shape::block_x, shape::block_y);
+      // (x: a row of 2^36 vectors, the most that x could not cover, is no matrix in device memory.)
+      const dim3 grid(unsigned((vectors_per_row + block.x - 1) / block.x),
+                      unsigned(std::min<std::size_t>((bands + block.y - 1) / block.y, 65535)));
+      const auto launch = [&](auto index) {
+        using Index = decltype(index);
+        stencil_band_kernel<R, V, K, Index, Policy, Out, F, Ts...><<<grid, block, 0, stream>>>(policy, in, out, f,
+                                                                                            Index(vectors_per_row), vector_stores);
+      };
+      if (positions_fit_int({vectors_per_row, out.rows() + K + R, out.cols() + V + R})) launch(int{});
+      else launch((long long){});
+      throw_if_launch_failed("coalesce::stencil kernel launch");
+      return;
+    }
+  }
+  const dim3 block(128, 4);
+  const unsigned grid = one_wave_grid<stencil_element_kernel<R, Policy, Out, F, Ts...>>(block.x * block.y, (out.rows() + 3) / 4);
+  stencil_element_kernel<R, Policy, Out, F, Ts...><<<grid, block, 0, stream>>>(policy, in, out, f);
+  throw_if_launch_failed("coalesce::stencil kernel launch");
+}
+
+template <int R, class Policy, class Out, class F, class... Ts>
+void launch_stencil(const Policy& policy, const cuda::std::tuple<pitched_volume_view<const Ts>...>& in,
+                    pitched_volume_view<Out> out, const F& f, cudaStream_t stream) {
+  if (!stencil_operands_ready<R, Policy>(in, out)) return;
+  constexpr int V = vector_walk_width<R, Ts...>();
+  if constexpr (V > 0) {
+    if (inputs_aligned(in)) {
       using shape = slab_shape<R, V, Ts...>;
       constexpr int K = shape::planes_per_thread;
       const std::size_t vectors_per_row = (out.width() + V - 1) / V;
@@ -748,14 +735,13 @@ void launch_stencil(const Policy& policy, const cuda::std::tuple<pitched_volume_
       const dim3 grid(unsigned((vectors_per_row + block.x - 1) / block.x),
                       unsigned(std::min<std::size_t>((out.height() + block.y - 1) / block.y, 65535)),
                       unsigned(std::min<std::size_t>(slabs, 65535)));
-      constexpr std::size_t int_limit = std::size_t(0x7fffffff) - std::size_t(0x7fffffff) / 4;
-      if (vectors_per_row < int_limit && out.depth() + K + R < int_limit && out.height() + R < int_limit &&
-          out.width() + V + R < int_limit)
-        stencil_slab_kernel<R, V, K, int, Policy, Out, F, Ts...><<<grid, block, 0, stream>>>(policy, in, out, f, int(vectors_per_row),
-                                                                                          vector_stores);
-      else
-        stencil_slab_kernel<R, V, K, long long, Policy, Out, F, Ts...><<<grid, block, 0, stream>>>(
-            policy, in, out, f, (long long)vectors_per_row, vector_stores);
+      const auto launch = [&](auto index) {
+        using Index = decltype(index);
+        stencil_slab_kernel<R, V, K, Index, Policy, Out, F, Ts...><<<grid, block, 0, stream>>>(policy, in, out, f,
+                                                                                            Index(vectors_per_row), vector_stores);
+      };
+      if (positions_fit_int({vectors_per_row, out.depth() + K + R, out.height() + R, out.width() + V + R})) launch(int{});
+      else launch((long long){});
       throw_if_launch_failed("coalesce::stencil kernel launch");
       return;
     }
@@ -779,46 +765,37 @@ struct stencil_output_of {  // refused by stencil's checks
 template <class T>
 inline constexpr bool is_device_pitched_view_v<pitched_volume_view<T, device_space>> = true;
 
-template <class T, class S>
-struct stencil_output_of<pitched_volume_view<T, S>> {
+// What stencil needs of its output, for a view and for a container (the container brings its
+// stream), of a matrix or a volume.
+template <class View, bool Volume>
+struct view_output {
   static constexpr bool known = true;
   static constexpr bool is_container = false;
-  static constexpr bool writable = !std::is_const_v<T>;
-  static constexpr bool device = std::is_same_v<S, device_space>;
-  static constexpr bool volume = true;
-  static pitched_volume_view<T, S> view(const pitched_volume_view<T, S>& v) { return v; }
-  static cudaStream_t stream(const pitched_volume_view<T, S>&, cudaStream_t otherwise) { return otherwise; }
+  static constexpr bool writable = !std::is_const_v<typename View::element_type>;
+  static constexpr bool device = std::is_same_v<typename View::memory_space, device_space>;
+  static constexpr bool volume = Volume;
+  static View view(const View& v) { return v; }
+  static cudaStream_t stream(const View&, cudaStream_t otherwise) { return otherwise; }
 };
-template <class T, class S, class P, class R>
-struct stencil_output_of<pitched_volume<T, S, P, R>> {
+template <class Container, class View, bool Volume>
+struct container_output {
   static constexpr bool known = true;
   static constexpr bool is_container = true;
   static constexpr bool writable = true;
-  static constexpr bool device = std::is_same_v<S, device_space>;
-  static constexpr bool volume = true;
-  static pitched_volume_view<T, S> view(pitched_volume<T, S, P, R>& m) { return m.view(); }
-  static cudaStream_t stream(const pitched_volume<T, S, P, R>& m, cudaStream_t) { return m.stream(); }
+  static constexpr bool device = std::is_same_v<typename View::memory_space, device_space>;
+  static constexpr bool volume = Volume;
+  static View view(Container& c) { return c.view(); }
+  static cudaStream_t stream(const Container& c, cudaStream_t) { return c.stream(); }
 };
 template <class T, class S>
-struct stencil_output_of<pitched_view<T, S>> {
-  static constexpr bool known = true;
-  static constexpr bool is_container = false;
-  static constexpr bool writable = !std::is_const_v<T>;
-  static constexpr bool device = std::is_same_v<S, device_space>;
-  static constexpr bool volume = false;
-  static pitched_view<T, S> view(const pitched_view<T, S>& v) { return v; }
-  static cudaStream_t stream(const pitched_view<T, S>&, cudaStream_t otherwise) { return otherwise; }
-};
+struct stencil_output_of<pitched_view<T, S>> : view_output<pitched_view<T, S>, false> {};
 template <class T, class S, class P, class R>
-struct stencil_output_of<pitched_matrix<T, S, P, R>> {
-  static constexpr bool known = true;
-  static constexpr bool is_container = true;
-  static constexpr bool writable = true;
-  static constexpr bool device = std::is_same_v<S, device_space>;
-  static constexpr bool volume = false;
-  static pitched_view<T, S> view(pitched_matrix<T, S, P, R>& m) { return m.view(); }
-  static cudaStream_t stream(const pitched_matrix<T, S, P, R>& m, cudaStream_t) { return m.stream(); }
-};
+struct stencil_output_of<pitched_matrix<T, S, P, R>> : container_output<pitched_matrix<T, S, P, R>, pitched_view<T, S>, false> {};
+template <class T, class S>
+struct stencil_output_of<pitched_volume_view<T, S>> : view_output<pitched_volume_view<T, S>, true> {};
+template <class T, class S, class P, class R>
+struct stencil_output_of<pitched_volume<T, S, P, R>>
+    : container_output<pitched_volume<T, S, P, R>, pitched_volume_view<T, S>, true> {};
 
 template <class... Views>
 constexpr bool inputs_on_device(const stencil_inputs<Views...>*) {

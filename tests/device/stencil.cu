@@ -240,6 +240,27 @@ TEST_CASE("stencil refuses in place and inputs of another shape, naming both sha
 
 namespace {
 
+// Runs coalesce::stencil (`library`) and then every competitor into `out` (a matrix or a volume),
+// each result compared element by element with `expected` (dense, row-major).
+template <class Container, class Library, class Candidates>
+void check_every_candidate(Container& out, const std::vector<float>& expected, const Library& library,
+                           const Candidates& competitors) {
+  const auto check = [&](const std::string& who) {
+    const auto result = out.to_vector();
+    for (std::size_t i = 0; i < result.size(); ++i)
+      if (result[i] != expected[i]) FAIL(who << " mismatch at element " << i << " of the dense, row-major layout");
+  };
+  library(0);
+  ct::check_sync("coalesce::stencil");
+  check("coalesce::stencil");
+  for (const auto& c : competitors) {
+    out.fill(untouched);
+    c.launch(0);
+    ct::check_sync(c.name.c_str());
+    check(c.name);
+  }
+}
+
 // One stencil on one matrix: every candidate checked against the host reference, then measured.
 template <class Shape>
 void measure_stencil(const char* shape_name, coalesce_test::competitors::stencil_shape shape, std::size_t rows,
@@ -252,20 +273,7 @@ void measure_stencil(const char* shape_name, coalesce_test::competitors::stencil
   const auto competitors = coalesce_test::competitors::stencil_clamped(shape, in.const_view(), out.view());
   std::vector<float> expected(rows * cols);
   reference_stencil<Shape::radius>(coalesce::clamp, rows, cols, expected, Shape{}, values);
-  const auto check = [&](const std::string& who) {
-    const auto result = out.to_vector();
-    for (std::size_t i = 0; i < result.size(); ++i)
-      if (result[i] != expected[i]) FAIL(who << " mismatch at (" << i / cols << ", " << i % cols << ")");
-  };
-  library(0);
-  ct::check_sync("coalesce::stencil");
-  check("coalesce::stencil");
-  for (const auto& c : competitors) {
-    out.fill(untouched);
-    c.launch(0);
-    ct::check_sync(c.name.c_str());
-    check(c.name);
-  }
+  check_every_candidate(out, expected, library, competitors);
 
   COALESCE_REQUIRE_COUNTERS(coalesce_test::profiler());
   const double ideal_bytes = 2.0 * double(rows) * double(cols) * sizeof(float);
@@ -420,20 +428,7 @@ void measure_volume_stencil(const char* shape_name, coalesce_test::competitors::
   const auto competitors = coalesce_test::competitors::volume_stencil_clamped(shape, in.const_view(), out.view());
   std::vector<float> expected(n * n * n);
   reference_volume_stencil<Shape::radius>(coalesce::clamp, n, n, n, expected, Shape{}, values);
-  const auto check = [&](const std::string& who) {
-    const auto result = out.to_vector();
-    for (std::size_t i = 0; i < result.size(); ++i)
-      if (result[i] != expected[i]) FAIL(who << " mismatch at element " << i);
-  };
-  library(0);
-  ct::check_sync("coalesce::stencil");
-  check("coalesce::stencil");
-  for (const auto& c : competitors) {
-    out.fill(untouched);
-    c.launch(0);
-    ct::check_sync(c.name.c_str());
-    check(c.name);
-  }
+  check_every_candidate(out, expected, library, competitors);
 
   COALESCE_REQUIRE_COUNTERS(coalesce_test::profiler());
   const double ideal_bytes = 2.0 * double(n) * double(n) * double(n) * sizeof(float);
