@@ -212,3 +212,58 @@ TEST_CASE("the model agrees with a brute-force count on thousands of random patt
     REQUIRE(m::shared_access(warp, width).wavefronts == brute_shared_wavefronts(warp_vector, width));
   }
 }
+
+namespace {
+
+// The sectors one block of the band walk loads from one input, counted address by address: every
+// thread's vector of each row it needs and the elements beside it, the block placed at row
+// `first_row` and vector column `first_vector` of a matrix whose rows are `pitch` bytes apart.
+std::size_t band_block_sectors(unsigned radius, unsigned elem_bytes, unsigned vector_elements, unsigned rows_per_thread,
+                               unsigned block_x, unsigned block_y, std::uint64_t pitch, std::uint64_t first_row,
+                               std::uint64_t first_vector) {
+  std::set<std::uint64_t> sectors;
+  const auto touch = [&](std::uint64_t row, std::int64_t col, unsigned bytes) {
+    const std::uint64_t first = row * pitch + std::uint64_t(col) * elem_bytes;
+    for (std::uint64_t b = first; b < first + bytes; ++b) sectors.insert(b / m::sector_bytes);
+  };
+  for (unsigned y = 0; y < block_y; ++y)
+    for (unsigned x = 0; x < block_x; ++x) {
+      const std::uint64_t r0 = first_row + std::uint64_t(y) * rows_per_thread;
+      const std::int64_t c0 = std::int64_t(first_vector + x) * vector_elements;
+      for (std::uint64_t r = r0 - radius; r < r0 + rows_per_thread + radius; ++r) {
+        touch(r, c0, vector_elements * elem_bytes);
+        for (unsigned k = 1; k <= radius; ++k) {
+          touch(r, c0 - std::int64_t(k), elem_bytes);
+          touch(r, c0 + vector_elements - 1 + k, elem_bytes);
+        }
+      }
+    }
+  return sectors.size();
+}
+
+}  // namespace
+
+TEST_CASE("the band walk's halo traffic model equals a count of the sectors a block loads") {
+  struct shape {
+    unsigned radius, elem_bytes, vector_elements, rows_per_thread, block_x, block_y;
+  };
+  // The walk's shapes for floats at radius 1 and 2 and for doubles, the first design (one
+  // vector a thread, 256 across), and a radius of 4 floats (16 bytes: still one sector a side).
+  for (const shape s : {shape{1, 4, 4, 2, 64, 4}, shape{2, 4, 4, 4, 32, 8}, shape{1, 8, 2, 2, 64, 4}, shape{2, 8, 2, 1, 32, 8},
+                        shape{1, 4, 4, 1, 256, 1}, shape{4, 4, 4, 1, 64, 4}, shape{1, 2, 8, 2, 64, 4}}) {
+    INFO("radius " << s.radius << ", " << s.elem_bytes << "-byte elements, " << s.rows_per_thread << " rows a thread, "
+                   << s.block_x << " x " << s.block_y);
+    // Rows far apart (no sector shared between rows); the block where the grid puts its fourth
+    // (a multiple of block_x vectors in).
+    const std::uint64_t pitch = 64 * 1024;
+    const std::size_t loaded = band_block_sectors(s.radius, s.elem_bytes, s.vector_elements, s.rows_per_thread, s.block_x,
+                                                  s.block_y, pitch, 100, 3 * std::uint64_t(s.block_x));
+    const double output_sectors =
+        double(s.block_y) * s.rows_per_thread * s.block_x * s.vector_elements * s.elem_bytes / m::sector_bytes;
+    CHECK(m::band_halo_sectors_per_output_sector(s.radius, s.elem_bytes, s.vector_elements, s.rows_per_thread, s.block_x,
+                                                 s.block_y) == Approx(double(loaded) / output_sectors).epsilon(1e-12));
+  }
+}
+
+// Compiles = passes: usable in constant expressions, and bands read less than one vector a thread.
+static_assert(m::band_halo_sectors_per_output_sector(1, 4, 4, 2, 64, 4) < m::band_halo_sectors_per_output_sector(1, 4, 4, 1, 256, 1));
