@@ -833,6 +833,76 @@ __global__ void __launch_bounds__(256) volume_stencil_float4_slabs(const float* 
   }
 }
 
+// The 2.5D scheme of Micikevicius' 3D finite-difference kernels, with L1 for the plane: each
+// thread walks z through a block's chunk of planes, a float4 of outputs of its row in each. The
+// centre column's 2R + 1 vectors (planes z - R .. z + R) wait in a register queue, one new plane
+// loaded per step; the plane's own rows y - R .. y + R and the R elements beside row y are loaded
+// each step, the block's other rows loading the same lines (L1 hits). Star shapes only: off the
+// plane, f may read (dz, 0, 0) alone.
+struct queue_offsets {
+  const float* plane;  // the plane's element under the output, rows `row_stride` apart
+  int row_stride;
+  const float* column;  // the centre column: column[(R + dz) * 4] is plane z + dz
+  int radius;
+  __device__ float operator()(int dz, int dy, int dx) const {
+    return dz == 0 ? plane[dy * row_stride + dx] : column[(radius + dz) * 4];
+  }
+};
+
+constexpr int queue_planes_per_block = 32;
+
+template <class Shape, int BX>
+__global__ void __launch_bounds__(256) volume_stencil_float4_queue(const float* __restrict__ in, float* __restrict__ out, int depth,
+                                                                   int rows, int cols, std::size_t pitch, std::size_t slice) {
+  constexpr int R = Shape::radius, W = 4 + 2 * R, H = 2 * R + 1;
+  const int vector = int(blockIdx.x) * BX + int(threadIdx.x);
+  const int y = int(blockIdx.y * blockDim.y + threadIdx.y);
+  if (vector >= cols / 4 || y >= rows) return;
+  const int c = vector * 4;
+  const int z_begin = int(blockIdx.z) * queue_planes_per_block;
+  const int z_end = z_begin + queue_planes_per_block < depth ? z_begin + queue_planes_per_block : depth;
+  const auto row_of = [&](int z, int row) {
+    return in + std::size_t(clamped(z, depth)) * slice + std::size_t(clamped(row, rows)) * pitch;
+  };
+  float column[H][4];  // column[R + dz]: the centre vector of plane z + dz
+#pragma unroll
+  for (int i = 1; i < H; ++i) {
+    const float4 v = __ldg(reinterpret_cast<const float4*>(row_of(z_begin - R - 1 + i, y) + c));
+    column[i][0] = v.x, column[i][1] = v.y, column[i][2] = v.z, column[i][3] = v.w;
+  }
+  for (int z = z_begin; z < z_end; ++z) {
+#pragma unroll
+    for (int i = 0; i + 1 < H; ++i)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) column[i][j] = column[i + 1][j];
+    const float4 next = __ldg(reinterpret_cast<const float4*>(row_of(z + R, y) + c));
+    column[H - 1][0] = next.x, column[H - 1][1] = next.y, column[H - 1][2] = next.z, column[H - 1][3] = next.w;
+    float plane[H][W];
+#pragma unroll
+    for (int dy = -R; dy <= R; ++dy) {
+      const float* row = row_of(z, y + dy);
+      if (dy == 0) {
+#pragma unroll
+        for (int j = 0; j < 4; ++j) plane[R][R + j] = column[R][j];
+      } else {
+        const float4 v = __ldg(reinterpret_cast<const float4*>(row + c));
+        plane[R + dy][R] = v.x, plane[R + dy][R + 1] = v.y, plane[R + dy][R + 2] = v.z, plane[R + dy][R + 3] = v.w;
+      }
+#pragma unroll
+      for (int k = 1; k <= R; ++k) {
+        plane[R + dy][R - k] = __ldg(row + clamped(c - k, cols));
+        plane[R + dy][R + 3 + k] = __ldg(row + clamped(c + 3 + k, cols));
+      }
+    }
+    float4 o;
+    o.x = Shape{}(queue_offsets{&plane[R][R], W, &column[0][0], R});
+    o.y = Shape{}(queue_offsets{&plane[R][R + 1], W, &column[0][1], R});
+    o.z = Shape{}(queue_offsets{&plane[R][R + 2], W, &column[0][2], R});
+    o.w = Shape{}(queue_offsets{&plane[R][R + 3], W, &column[0][3], R});
+    *reinterpret_cast<float4*>(out + std::size_t(z) * slice + std::size_t(y) * pitch + c) = o;
+  }
+}
+
 template <class Shape>
 std::vector<candidate> volume_stencil_competitors(coalesce::pitched_volume_view<const float> in,
                                                   coalesce::pitched_volume_view<float> out) {
@@ -850,10 +920,16 @@ std::vector<candidate> volume_stencil_competitors(coalesce::pitched_volume_view<
   constexpr int K = Shape::radius == 1 ? 2 : 1;
   const dim3 slabs(unsigned((cols / 4 + 63) / 64), unsigned((rows + 3) / 4), unsigned(std::min((depth + K - 1) / K, 65535)));
   const dim3 walk(unsigned((cols + 127) / 128), unsigned(std::min((depth * rows + 3) / 4, 65535)));
+  const dim3 queue(unsigned((cols / 4 + 63) / 64), unsigned((rows + 3) / 4),
+                   unsigned((depth + queue_planes_per_block - 1) / queue_planes_per_block));
   return {
       {"hand-written float4 slabs, 64 x 4 blocks, " + std::to_string(K) + " planes a thread", row_role::competitor,
        [=](cudaStream_t s) {
          volume_stencil_float4_slabs<Shape, K, 64><<<slabs, dim3(64, 4), 0, s>>>(from, to, depth, rows, cols, pitch, slice);
+       }},
+      {"hand-written 2.5D, a register queue along z, 64 x 4 blocks, 32 planes a block", row_role::competitor,
+       [=](cudaStream_t s) {
+         volume_stencil_float4_queue<Shape, 64><<<queue, dim3(64, 4), 0, s>>>(from, to, depth, rows, cols, pitch, slice);
        }},
       {"hand-written one element per thread", row_role::competitor,
        [=](cudaStream_t s) {

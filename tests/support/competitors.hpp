@@ -135,7 +135,8 @@ std::vector<candidate> stencil_clamped(stencil_shape shape, coalesce::pitched_vi
 
 // The volume stencils of stencils.hpp (7-point, 25-point star) on a pitched volume of floats,
 // clamped, by hand: a float4 of outputs in each of K planes per thread (K = 2 for radius 1, else
-// 1) in 64 x 4 blocks, and one element per thread. One shape and pitch, widths % 4 == 0.
+// 1) in 64 x 4 blocks; the 2.5D scheme, each thread walking z with the centre column in a
+// register queue (star shapes); and one element per thread. One shape and pitch, widths % 4 == 0.
 enum class volume_stencil_shape { seven_point, twenty_five_point };
 std::vector<candidate> volume_stencil_clamped(volume_stencil_shape shape, coalesce::pitched_volume_view<const float> in,
                                               coalesce::pitched_volume_view<float> out);
