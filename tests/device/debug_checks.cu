@@ -6,13 +6,18 @@
 #define COALESCE_DEBUG 1
 
 #include <coalesce/algorithm.hpp>
+#include <coalesce/reorder.hpp>
 #include <coalesce/soa.hpp>
 #include <coalesce/testing/testing.hpp>
 
 #include "coalesce_device_test.hpp"
 
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <sys/wait.h>
 #include <vector>
 
 namespace ct = coalesce::testing;
@@ -96,4 +101,36 @@ TEST_CASE("COALESCE_DEBUG: device, managed and mapped pinned memory pass the che
   for (std::size_t i = 0; i < n; ++i) all_doubled = all_doubled && pinned[i] == 2.0f;
   COALESCE_CUDA_CHECK(cudaFreeHost(pinned));
   REQUIRE(all_doubled);
+}
+
+// A kernel that traps leaves its context unusable, so the trap runs in a child process: this
+// executable again, running only the hidden case below. What the parent checks is what a user
+// sees: the device's message naming the algorithm, and the launch failing.
+TEST_CASE("gather with an index outside its input (run by the case below)", "[.][gather-trap]") {
+  coalesce::soa_vector<Mover> in(8), out(4);
+  const std::vector<std::uint32_t> host_indices{0, 1, 9, 2};  // 9: outside the 8 elements
+  ct::device_buffer<std::uint32_t> indices(host_indices);
+  coalesce::gather(in.view(), cuda::std::span<const std::uint32_t>(indices.data(), indices.size()), out.view());
+  const cudaError_t status = cudaDeviceSynchronize();
+  std::printf("child: cudaDeviceSynchronize: %s\n", cudaGetErrorString(status));
+  std::fflush(stdout);
+  std::_Exit(status == cudaSuccess ? 0 : 3);  // no destructors: the context is gone
+}
+
+TEST_CASE("COALESCE_DEBUG: gather with an index outside its input traps with a message naming it") {
+  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
+  if (ct::under_sanitizer()) {  // the child's trap would be the sanitizer's error; the trap is the point
+    coalesce_test::record_unmeasured();
+    return;
+  }
+  FILE* child = ::popen("/proc/self/exe \"[gather-trap]\" 2>&1", "r");
+  REQUIRE(child != nullptr);
+  std::string output;
+  char buffer[512];
+  while (std::fgets(buffer, sizeof buffer, child) != nullptr) output += buffer;
+  const int status = ::pclose(child);
+  INFO("the child printed:\n" << output);
+  CHECK(output.find("coalesce::gather: an index is outside the input view") != std::string::npos);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 3);  // the launch failed, and the child said so
 }
