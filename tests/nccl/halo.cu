@@ -2,6 +2,7 @@
 // communicator per GPU, from ncclCommInitAll): a matrix split into two blocks of rows, each with
 // halos above and below; after an exchange each block's inner halo holds the other block's edge
 // rows exactly, and the halos at the domain's edges are untouched. Skipped with fewer than 2 GPUs.
+// One case needs one GPU: a single rank of a periodic domain is its own neighbour both ways.
 #include <coalesce/nccl.hpp>
 #include <coalesce/pitched_matrix.hpp>
 #include <coalesce/testing/testing.hpp>
@@ -89,6 +90,34 @@ TEST_CASE("exchange_row_halos moves each block's edge rows into the other block'
     COALESCE_CUDA_CHECK(cudaSetDevice(r));
     COALESCE_CUDA_CHECK(cudaStreamDestroy(streams[r]));
   }
+}
+
+TEST_CASE("one rank of a periodic domain sends its edge rows into its own opposite halos") {
+  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
+  const std::size_t own = 50, halo = 3, cols = 257, rows = own + 2 * halo;
+  ncclComm_t comm{};
+  const int device = 0;
+  COALESCE_CUDA_CHECK(cudaSetDevice(device));
+  coalesce::throw_on_nccl_error(ncclCommInitAll(&comm, 1, &device), "ncclCommInitAll");
+  std::vector<float> host(rows * cols, -1.0f);
+  for (std::size_t i = 0; i < own; ++i)
+    for (std::size_t c = 0; c < cols; ++c) host[(halo + i) * cols + c] = value_at(i, c);
+  coalesce::pitched_matrix<float> block(host, rows, cols);
+  // The same rank above and below: the first message posted (the last own rows, going down)
+  // must land in the halo above, the second (the first own rows, going up) in the halo below.
+  coalesce::exchange_row_halos(block.view(), halo, coalesce::row_neighbours{0, 0}, comm, block.stream());
+  COALESCE_CUDA_CHECK(cudaStreamSynchronize(block.stream()));
+  const auto got = block.to_vector();
+  (void)ncclCommDestroy(comm);
+  for (std::size_t i = 0; i < rows; ++i)
+    for (std::size_t c = 0; c < cols; ++c) {
+      float expected = 0.0f;
+      if (i < halo) expected = value_at(own - halo + i, c);                      // the last own rows
+      else if (i < halo + own) expected = value_at(i - halo, c);                 // untouched
+      else expected = value_at(i - halo - own, c);                               // the first own rows
+      if (got[i * cols + c] != expected)
+        FAIL("row " << i << ", column " << c << ": " << got[i * cols + c] << ", expected " << expected);
+    }
 }
 
 TEST_CASE("row_halo_exchange: start on an exchange stream, finish on the work stream, which then reads the halos") {
