@@ -5,8 +5,13 @@
 // [rows - halo, rows) those of the rank below, and the rows between are the block's own. An
 // exchange sends the block's first `halo` own rows up and its last `halo` own rows down, and
 // receives its halos. Rows are contiguous in pitched memory, so each message is one run of bytes
-// straight from the matrix: no packing. (A split into columns too, whose halos must be packed,
-// and particle migration are still to come.)
+// straight from the matrix: no packing.
+//
+// A split into columns is the same with halo columns left and right; a column strip is not
+// contiguous, so column_halo_exchange packs the strips it sends into a buffer and unpacks the
+// ones it receives (cudaMemcpy2DAsync: rows of `halo` elements, one per matrix row). For a split
+// into both, exchange the rows first and then the columns over every row, halo rows included:
+// the corners then come along. (Particle migration is still to come.)
 //
 // coalesce never creates processes or communicators: the user passes an ncclComm_t, so the same
 // calls serve one process driving several GPUs (ncclCommInitAll; call the exchanges of all its
@@ -15,6 +20,7 @@
 #pragma once
 
 #include <coalesce/error.hpp>
+#include <coalesce/memory.hpp>
 #include <coalesce/pitched_matrix.hpp>
 
 #include <cuda_runtime_api.h>
@@ -145,6 +151,109 @@ class row_halo_exchange {
   row_neighbours neighbours_;
   ncclComm_t comm_;
   cudaEvent_t done_ = nullptr;
+};
+
+// The ranks that own the columns left and right of a block; -1 at the domain's edge.
+struct column_neighbours {
+  int left = -1;
+  int right = -1;
+};
+
+// A block of columns with `halo` columns on either side: columns [0, halo) receive the last own
+// columns of the rank on the left, [cols - halo, cols) the first of the rank on the right. The
+// exchange runs in three steps on one stream, given when it is made:
+//   pack()   copies the block's first and last `halo` own columns into send buffers;
+//   post()   sends them and receives the neighbours' into receive buffers (one NCCL group; inside a
+//            group the caller opened - one process driving several GPUs posts every rank's
+//            exchange in one group - it joins that one);
+//   unpack() copies what was received into the halo columns; call it after the group has ended.
+// exchange() does the three for one rank per process. The four strips, rows x halo elements each,
+// are one allocation from coalesce's pool on the stream, freed in stream order when the exchange
+// is destroyed. Throws std::invalid_argument if the block is too narrow for its halos,
+// coalesce::nccl_error or coalesce::cuda_error if NCCL or CUDA fails.
+template <class T>
+class column_halo_exchange {
+  static_assert(!std::is_const_v<T>, "coalesce::column_halo_exchange: the block receives its halos: pass a writable view");
+
+ public:
+  column_halo_exchange(pitched_view<T> block, std::size_t halo, column_neighbours neighbours, ncclComm_t comm,
+                       cudaStream_t stream)
+      : block_(block), halo_(halo), neighbours_(neighbours), comm_(comm), stream_(stream) {
+    if (halo == 0 || (neighbours.left < 0 && neighbours.right < 0) || block.rows() == 0) {
+      halo_ = 0;  // nothing to exchange
+      return;
+    }
+    if (block.cols() < 3 * halo)
+      throw std::invalid_argument("coalesce::column_halo_exchange: a block of " + std::to_string(block.cols()) +
+                                  " columns cannot hold two halos of " + std::to_string(halo) +
+                                  " columns and the columns it sends");
+    buffers_ = detail::owned_bytes<pool_resource>(pool_resource(stream), 4 * strip_bytes(), allocation_alignment);
+  }
+
+  void pack() {
+    if (halo_ == 0) return;
+    if (neighbours_.left >= 0) copy_strip(strip(send_left), strip_pitch(), column(halo_), block_.pitch_bytes(), "pack");
+    if (neighbours_.right >= 0)
+      copy_strip(strip(send_right), strip_pitch(), column(block_.cols() - 2 * halo_), block_.pitch_bytes(), "pack");
+  }
+
+  // As exchange_row_halos: every rank posts the message to its right first, so that where one
+  // rank is both neighbours (two ranks, periodic) each strip lands in the right halo.
+  void post() {
+    if (halo_ == 0) return;
+    constexpr const char* what = "coalesce::column_halo_exchange::post";
+    const auto send = [&](int peer, strip_index i) {
+      if (peer >= 0) throw_on_nccl_error(::ncclSend(strip(i), strip_bytes(), ncclUint8, peer, comm_, stream_), what);
+    };
+    const auto receive = [&](int peer, strip_index i) {
+      if (peer >= 0) throw_on_nccl_error(::ncclRecv(strip(i), strip_bytes(), ncclUint8, peer, comm_, stream_), what);
+    };
+    throw_on_nccl_error(::ncclGroupStart(), what);
+    try {
+      send(neighbours_.right, send_right);
+      receive(neighbours_.left, receive_left);
+      send(neighbours_.left, send_left);
+      receive(neighbours_.right, receive_right);
+    } catch (...) {
+      (void)::ncclGroupEnd();
+      throw;
+    }
+    throw_on_nccl_error(::ncclGroupEnd(), what);
+  }
+
+  void unpack() {
+    if (halo_ == 0) return;
+    if (neighbours_.left >= 0) copy_strip(column(0), block_.pitch_bytes(), strip(receive_left), strip_pitch(), "unpack");
+    if (neighbours_.right >= 0)
+      copy_strip(column(block_.cols() - halo_), block_.pitch_bytes(), strip(receive_right), strip_pitch(), "unpack");
+  }
+
+  // pack, post and unpack: for one rank per process, not inside a group the caller opened (the
+  // unpack would be queued before the receives it reads).
+  void exchange() {
+    pack();
+    post();
+    unpack();
+  }
+
+ private:
+  enum strip_index { send_left, send_right, receive_left, receive_right };
+
+  std::size_t strip_pitch() const noexcept { return halo_ * sizeof(T); }
+  std::size_t strip_bytes() const noexcept { return block_.rows() * strip_pitch(); }
+  unsigned char* strip(strip_index i) const noexcept { return static_cast<unsigned char*>(buffers_.get()) + i * strip_bytes(); }
+  unsigned char* column(std::size_t c) const noexcept { return reinterpret_cast<unsigned char*>(block_.row(0) + c); }
+  void copy_strip(void* to, std::size_t to_pitch, const void* from, std::size_t from_pitch, const char* step) const {
+    throw_on_error(::cudaMemcpy2DAsync(to, to_pitch, from, from_pitch, strip_pitch(), block_.rows(), cudaMemcpyDeviceToDevice, stream_),
+                   (std::string("coalesce::column_halo_exchange::") + step + ": cudaMemcpy2DAsync").c_str());
+  }
+
+  pitched_view<T> block_;
+  std::size_t halo_;
+  column_neighbours neighbours_;
+  ncclComm_t comm_;
+  cudaStream_t stream_;
+  detail::owned_bytes<pool_resource> buffers_;
 };
 
 }  // namespace coalesce

@@ -179,3 +179,99 @@ TEST_CASE("a block too short for its halos is refused before NCCL is called") {
   CHECK_THROWS_AS(coalesce::exchange_row_halos(tiny.view(), 2, coalesce::row_neighbours{-1, 1}, ncclComm_t{}, cudaStream_t{}),
                   std::invalid_argument);
 }
+
+// --- columns -------------------------------------------------------------------------------------
+
+namespace {
+
+// A block of `own` columns (global columns from `first_col`) with `halo` columns either side,
+// halos -1; element (i, c) of the global matrix is value_at(i, c).
+coalesce::pitched_matrix<float> column_block(std::size_t rows, std::size_t own, std::size_t halo, std::size_t first_col) {
+  const std::size_t cols = own + 2 * halo;
+  std::vector<float> host(rows * cols, -1.0f);
+  for (std::size_t i = 0; i < rows; ++i)
+    for (std::size_t c = 0; c < own; ++c) host[i * cols + halo + c] = value_at(i, first_col + c);
+  return coalesce::pitched_matrix<float>(host, rows, cols);
+}
+
+}  // namespace
+
+TEST_CASE("one rank of a periodic domain sends its edge columns into its own opposite halos") {
+  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
+  const std::size_t rows = 70, own = 41, halo = 2, cols = own + 2 * halo;
+  ncclComm_t comm{};
+  const int device = 0;
+  COALESCE_CUDA_CHECK(cudaSetDevice(device));
+  coalesce::throw_on_nccl_error(ncclCommInitAll(&comm, 1, &device), "ncclCommInitAll");
+  auto block = column_block(rows, own, halo, 0);
+  {
+    coalesce::column_halo_exchange<float> exchange(block.view(), halo, coalesce::column_neighbours{0, 0}, comm, block.stream());
+    exchange.exchange();
+  }  // the buffers go back to the pool in stream order
+  const auto got = block.to_vector();  // waits for the block's stream
+  (void)ncclCommDestroy(comm);
+  for (std::size_t i = 0; i < rows; ++i)
+    for (std::size_t c = 0; c < cols; ++c) {
+      float expected = 0.0f;
+      if (c < halo) expected = value_at(i, own - halo + c);             // the last own columns
+      else if (c < halo + own) expected = value_at(i, c - halo);        // untouched
+      else expected = value_at(i, c - halo - own);                      // the first own columns
+      if (got[i * cols + c] != expected)
+        FAIL("row " << i << ", column " << c << ": " << got[i * cols + c] << ", expected " << expected);
+    }
+}
+
+TEST_CASE("column_halo_exchange between two GPUs of one process: pack, one group of posts, unpack") {
+  COALESCE_REQUIRE_TWO_GPUS();
+  const std::size_t rows = 90, own = 100, halo = 3, cols = own + 2 * halo;
+  communicators nccl;
+  std::vector<coalesce::pitched_matrix<float>> blocks;
+  for (int r = 0; r < ranks; ++r) {
+    COALESCE_CUDA_CHECK(cudaSetDevice(r));
+    blocks.push_back(column_block(rows, own, halo, r * own));
+  }
+  // Rank 0 holds the left block, rank 1 the right one; not periodic.
+  const std::array<coalesce::column_neighbours, ranks> neighbours{coalesce::column_neighbours{-1, 1},
+                                                                  coalesce::column_neighbours{0, -1}};
+  std::vector<coalesce::column_halo_exchange<float>> exchanges;
+  for (int r = 0; r < ranks; ++r) {
+    COALESCE_CUDA_CHECK(cudaSetDevice(r));
+    exchanges.emplace_back(blocks[r].view(), halo, neighbours[r], nccl.comm[r], blocks[r].stream());
+    exchanges.back().pack();
+  }
+  coalesce::throw_on_nccl_error(ncclGroupStart(), "ncclGroupStart");
+  for (int r = 0; r < ranks; ++r) {
+    COALESCE_CUDA_CHECK(cudaSetDevice(r));
+    exchanges[r].post();
+  }
+  coalesce::throw_on_nccl_error(ncclGroupEnd(), "ncclGroupEnd");
+  for (int r = 0; r < ranks; ++r) {
+    COALESCE_CUDA_CHECK(cudaSetDevice(r));
+    exchanges[r].unpack();
+  }
+  for (int r = 0; r < ranks; ++r) {
+    COALESCE_CUDA_CHECK(cudaSetDevice(r));
+    const auto got = blocks[r].to_vector();
+    for (std::size_t i = 0; i < rows; ++i)
+      for (std::size_t c = 0; c < cols; ++c) {
+        float expected = -1.0f;  // the outer halos stay as they were
+        if (c >= halo && c < halo + own) expected = value_at(i, r * own + c - halo);
+        if (r == 0 && c >= halo + own) expected = value_at(i, own + c - halo - own);  // rank 1's first columns
+        if (r == 1 && c < halo) expected = value_at(i, own - halo + c);                // rank 0's last columns
+        if (got[i * cols + c] != expected)
+          FAIL("rank " << r << ", row " << i << ", column " << c << ": " << got[i * cols + c] << ", expected " << expected);
+      }
+  }
+  for (int r = 0; r < ranks; ++r) {  // each exchange frees its buffers on its own device
+    COALESCE_CUDA_CHECK(cudaSetDevice(r));
+    exchanges[r] = coalesce::column_halo_exchange<float>(blocks[r].view(), 0, {}, nccl.comm[r], blocks[r].stream());
+  }
+}
+
+TEST_CASE("a block too narrow for its halo columns is refused before anything is allocated") {
+  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
+  coalesce::pitched_matrix<float> narrow(10, 5);
+  CHECK_THROWS_AS(coalesce::column_halo_exchange<float>(narrow.view(), 2, coalesce::column_neighbours{-1, 1}, ncclComm_t{},
+                                                        cudaStream_t{}),
+                  std::invalid_argument);
+}
