@@ -44,6 +44,26 @@ struct communicators {
 // The value of global row g, column c: each row its own, so a misplaced row shows.
 float value_at(std::size_t g, std::size_t c) { return float(g * 1000 + c); }
 
+// One rank on device 0, a communicator of its own, destroyed at the end of the test case.
+struct single_rank {
+  ncclComm_t comm{};
+  single_rank() {
+    const int device = 0;
+    COALESCE_CUDA_CHECK(cudaSetDevice(device));
+    coalesce::throw_on_nccl_error(ncclCommInitAll(&comm, 1, &device), "ncclCommInitAll");
+  }
+  ~single_rank() { (void)ncclCommDestroy(comm); }
+};
+
+// Along an axis of `own` positions with `halo` either side, on a single periodic rank: the own
+// position whose value position p holds after an exchange (the halo before the first own
+// position holds the last own ones, and the halo after them the first).
+std::size_t wrapped_source(std::size_t p, std::size_t own, std::size_t halo) {
+  if (p < halo) return own - halo + p;
+  if (p < halo + own) return p - halo;
+  return p - halo - own;
+}
+
 }  // namespace
 
 TEST_CASE("exchange_row_halos moves each block's edge rows into the other block's halo, from pitched memory as it is") {
@@ -95,26 +115,18 @@ TEST_CASE("exchange_row_halos moves each block's edge rows into the other block'
 TEST_CASE("one rank of a periodic domain sends its edge rows into its own opposite halos") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   const std::size_t own = 50, halo = 3, cols = 257, rows = own + 2 * halo;
-  ncclComm_t comm{};
-  const int device = 0;
-  COALESCE_CUDA_CHECK(cudaSetDevice(device));
-  coalesce::throw_on_nccl_error(ncclCommInitAll(&comm, 1, &device), "ncclCommInitAll");
+  single_rank nccl;
   std::vector<float> host(rows * cols, -1.0f);
   for (std::size_t i = 0; i < own; ++i)
     for (std::size_t c = 0; c < cols; ++c) host[(halo + i) * cols + c] = value_at(i, c);
   coalesce::pitched_matrix<float> block(host, rows, cols);
   // The same rank above and below: the first message posted (the last own rows, going down)
   // must land in the halo above, the second (the first own rows, going up) in the halo below.
-  coalesce::exchange_row_halos(block.view(), halo, coalesce::row_neighbours{0, 0}, comm, block.stream());
-  COALESCE_CUDA_CHECK(cudaStreamSynchronize(block.stream()));
-  const auto got = block.to_vector();
-  (void)ncclCommDestroy(comm);
+  coalesce::exchange_row_halos(block.view(), halo, coalesce::row_neighbours{0, 0}, nccl.comm, block.stream());
+  const auto got = block.to_vector();  // waits for the block's stream
   for (std::size_t i = 0; i < rows; ++i)
     for (std::size_t c = 0; c < cols; ++c) {
-      float expected = 0.0f;
-      if (i < halo) expected = value_at(own - halo + i, c);                      // the last own rows
-      else if (i < halo + own) expected = value_at(i - halo, c);                 // untouched
-      else expected = value_at(i - halo - own, c);                               // the first own rows
+      const float expected = value_at(wrapped_source(i, own, halo), c);
       if (got[i * cols + c] != expected)
         FAIL("row " << i << ", column " << c << ": " << got[i * cols + c] << ", expected " << expected);
     }
@@ -199,23 +211,17 @@ coalesce::pitched_matrix<float> column_block(std::size_t rows, std::size_t own, 
 TEST_CASE("one rank of a periodic domain sends its edge columns into its own opposite halos") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   const std::size_t rows = 70, own = 41, halo = 2, cols = own + 2 * halo;
-  ncclComm_t comm{};
-  const int device = 0;
-  COALESCE_CUDA_CHECK(cudaSetDevice(device));
-  coalesce::throw_on_nccl_error(ncclCommInitAll(&comm, 1, &device), "ncclCommInitAll");
+  single_rank nccl;
   auto block = column_block(rows, own, halo, 0);
   {
-    coalesce::column_halo_exchange<float> exchange(block.view(), halo, coalesce::column_neighbours{0, 0}, comm, block.stream());
+    coalesce::column_halo_exchange<float> exchange(block.view(), halo, coalesce::column_neighbours{0, 0}, nccl.comm,
+                                                   block.stream());
     exchange.exchange();
   }  // the buffers go back to the pool in stream order
   const auto got = block.to_vector();  // waits for the block's stream
-  (void)ncclCommDestroy(comm);
   for (std::size_t i = 0; i < rows; ++i)
     for (std::size_t c = 0; c < cols; ++c) {
-      float expected = 0.0f;
-      if (c < halo) expected = value_at(i, own - halo + c);             // the last own columns
-      else if (c < halo + own) expected = value_at(i, c - halo);        // untouched
-      else expected = value_at(i, c - halo - own);                      // the first own columns
+      const float expected = value_at(i, wrapped_source(c, own, halo));
       if (got[i * cols + c] != expected)
         FAIL("row " << i << ", column " << c << ": " << got[i * cols + c] << ", expected " << expected);
     }
