@@ -55,6 +55,16 @@ struct single_rank {
   ~single_rank() { (void)ncclCommDestroy(comm); }
 };
 
+// Every element of `got` (rows x cols, dense) against expected(i, c); `who` says whose block.
+template <class Expected>
+void check_elements(const std::vector<float>& got, std::size_t rows, std::size_t cols, const Expected& expected,
+                    const std::string& who) {
+  for (std::size_t i = 0; i < rows; ++i)
+    for (std::size_t c = 0; c < cols; ++c)
+      if (got[i * cols + c] != expected(i, c))
+        FAIL(who << ", row " << i << ", column " << c << ": " << got[i * cols + c] << ", expected " << expected(i, c));
+}
+
 // Along an axis of `own` positions with `halo` either side, on a single periodic rank: the own
 // position whose value position p holds after an exchange (the halo before the first own
 // position holds the last own ones, and the halo after them the first).
@@ -95,16 +105,13 @@ TEST_CASE("exchange_row_halos moves each block's edge rows into the other block'
 
   for (int r = 0; r < ranks; ++r) {
     COALESCE_CUDA_CHECK(cudaSetDevice(r));
-    const auto got = blocks[r].to_vector();
-    for (std::size_t i = 0; i < rows; ++i)
-      for (std::size_t c = 0; c < cols; ++c) {
-        float expected = -1.0f;  // the outer halos stay as they were
-        if (i >= halo && i < halo + own) expected = value_at(r * own + i - halo, c);
-        if (r == 0 && i >= halo + own) expected = value_at(own + (i - halo - own), c);  // rank 1's first rows
-        if (r == 1 && i < halo) expected = value_at(own - halo + i, c);                 // rank 0's last rows
-        if (got[i * cols + c] != expected)
-          FAIL("rank " << r << ", row " << i << ", column " << c << ": " << got[i * cols + c] << ", expected " << expected);
-      }
+    const auto expected = [&](std::size_t i, std::size_t c) {
+      if (i >= halo && i < halo + own) return value_at(r * own + i - halo, c);
+      if (r == 0 && i >= halo + own) return value_at(own + (i - halo - own), c);  // rank 1's first rows
+      if (r == 1 && i < halo) return value_at(own - halo + i, c);                 // rank 0's last rows
+      return -1.0f;                                                               // the outer halos stay as they were
+    };
+    check_elements(blocks[r].to_vector(), rows, cols, expected, "rank " + std::to_string(r));
   }
   for (int r = 0; r < ranks; ++r) {
     COALESCE_CUDA_CHECK(cudaSetDevice(r));
@@ -124,12 +131,8 @@ TEST_CASE("one rank of a periodic domain sends its edge rows into its own opposi
   // must land in the halo above, the second (the first own rows, going up) in the halo below.
   coalesce::exchange_row_halos(block.view(), halo, coalesce::row_neighbours{0, 0}, nccl.comm, block.stream());
   const auto got = block.to_vector();  // waits for the block's stream
-  for (std::size_t i = 0; i < rows; ++i)
-    for (std::size_t c = 0; c < cols; ++c) {
-      const float expected = value_at(wrapped_source(i, own, halo), c);
-      if (got[i * cols + c] != expected)
-        FAIL("row " << i << ", column " << c << ": " << got[i * cols + c] << ", expected " << expected);
-    }
+  check_elements(got, rows, cols, [&](std::size_t i, std::size_t c) { return value_at(wrapped_source(i, own, halo), c); },
+                 "the single rank");
 }
 
 TEST_CASE("row_halo_exchange: start on an exchange stream, finish on the work stream, which then reads the halos") {
@@ -219,12 +222,8 @@ TEST_CASE("one rank of a periodic domain sends its edge columns into its own opp
     exchange.exchange();
   }  // the buffers go back to the pool in stream order
   const auto got = block.to_vector();  // waits for the block's stream
-  for (std::size_t i = 0; i < rows; ++i)
-    for (std::size_t c = 0; c < cols; ++c) {
-      const float expected = value_at(i, wrapped_source(c, own, halo));
-      if (got[i * cols + c] != expected)
-        FAIL("row " << i << ", column " << c << ": " << got[i * cols + c] << ", expected " << expected);
-    }
+  check_elements(got, rows, cols, [&](std::size_t i, std::size_t c) { return value_at(i, wrapped_source(c, own, halo)); },
+                 "the single rank");
 }
 
 TEST_CASE("column_halo_exchange between two GPUs of one process: pack, one group of posts, unpack") {
@@ -257,16 +256,13 @@ TEST_CASE("column_halo_exchange between two GPUs of one process: pack, one group
   }
   for (int r = 0; r < ranks; ++r) {
     COALESCE_CUDA_CHECK(cudaSetDevice(r));
-    const auto got = blocks[r].to_vector();
-    for (std::size_t i = 0; i < rows; ++i)
-      for (std::size_t c = 0; c < cols; ++c) {
-        float expected = -1.0f;  // the outer halos stay as they were
-        if (c >= halo && c < halo + own) expected = value_at(i, r * own + c - halo);
-        if (r == 0 && c >= halo + own) expected = value_at(i, own + c - halo - own);  // rank 1's first columns
-        if (r == 1 && c < halo) expected = value_at(i, own - halo + c);                // rank 0's last columns
-        if (got[i * cols + c] != expected)
-          FAIL("rank " << r << ", row " << i << ", column " << c << ": " << got[i * cols + c] << ", expected " << expected);
-      }
+    const auto expected = [&](std::size_t i, std::size_t c) {
+      if (c >= halo && c < halo + own) return value_at(i, r * own + c - halo);
+      if (r == 0 && c >= halo + own) return value_at(i, own + c - halo - own);  // rank 1's first columns
+      if (r == 1 && c < halo) return value_at(i, own - halo + c);                // rank 0's last columns
+      return -1.0f;                                                              // the outer halos stay as they were
+    };
+    check_elements(blocks[r].to_vector(), rows, cols, expected, "rank " + std::to_string(r));
   }
   for (int r = 0; r < ranks; ++r) {  // each exchange frees its buffers on its own device
     COALESCE_CUDA_CHECK(cudaSetDevice(r));
