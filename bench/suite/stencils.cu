@@ -1,10 +1,12 @@
 // The stencils group of the benchmark: 5-point and 9-point (radius 1) and 13-point (radius 2)
-// stencils, reads beyond the edge clamped, on pitched 8192 x 8192 and 200000 x 1000 floats.
+// stencils, reads beyond the edge clamped, on pitched 8192 x 8192 and 200000 x 1000 floats, and
+// the 7-point and 25-point star (radius 4) stencils on a pitched 512^3 volume.
 // coalesce::stencil against the hand-written stencils of competitors.hpp (a shared-memory tile,
 // one float4 of outputs per thread, float4 bands of 2 and 4 rows per thread, one element per
 // thread), each checked against a host
 // reference before it is timed. Bytes: one read of the input and one write of the output.
 #include <coalesce/pitched_matrix.hpp>
+#include <coalesce/pitched_volume.hpp>
 #include <coalesce/stencil.hpp>
 
 #include "bench.hpp"
@@ -47,6 +49,35 @@ void stencil_rows(runner& r, const char* shape_name, stencil_shape shape, std::s
   r.measure(group, candidates, 2.0 * double(rows) * double(cols) * sizeof(float));
 }
 
+// The same on a pitched volume, n x n x n floats.
+template <class Shape>
+void volume_stencil_rows(runner& r, const char* shape_name, coalesce_test::competitors::volume_stencil_shape shape,
+                         std::size_t n, const row_target& goal, const std::vector<float>& values) {
+  coalesce::pitched_volume<float> in(values, n, n, n), out(n, n, n);
+  const auto in_view = in.const_view();
+  const auto out_view = out.view();
+  const std::string group = std::string(shape_name) + " stencil, clamp, pitched " + std::to_string(n) + "^3 floats";
+  std::printf("%s\n", group.c_str());
+  const auto candidates =
+      std::vector<candidate>{
+          {"coalesce::stencil<" + std::to_string(Shape::radius) + ">(clamp, volume view, volume view)", row_role::library,
+           [=](cudaStream_t s) {
+             coalesce::stencil<Shape::radius>(coalesce::clamp, in_view, out_view, [] __device__(auto nb) { return Shape{}(nb); }, s);
+           },
+           goal}} +
+      coalesce_test::competitors::volume_stencil_clamped(shape, in_view, out_view);
+
+  std::vector<float> expected(n * n * n);
+  coalesce_test::reference_volume_stencil<Shape::radius>(coalesce::clamp, n, n, n, expected, Shape{}, values);
+  for (const auto& c : candidates) {
+    out.fill(-7.0f);
+    c.launch(0);
+    ct::check_sync(c.name.c_str());
+    if (out.to_vector() != expected) r.mismatch(group + ": " + c.name);
+  }
+  r.measure(group, candidates, 2.0 * double(n) * double(n) * double(n) * sizeof(float));
+}
+
 }  // namespace
 
 void stencils(runner& r) {
@@ -61,6 +92,17 @@ void stencils(runner& r) {
     stencil_rows<coalesce_test::thirteen_point>(r, "13-point", stencil_shape::thirteen_point, rows, cols,
                                                 targets::stencil_radius_2_of_peak, values);
   }
+  // Volumes, held as device.stencil holds them: at floors under their first measurement.
+  using coalesce_test::competitors::volume_stencil_shape;
+  const std::size_t n = 512;
+  const auto volume = ct::random_values<float>(n * n * n);
+  volume_stencil_rows<coalesce_test::seven_point>(
+      r, "7-point", volume_stencil_shape::seven_point, n,
+      row_target{targets::volume_stencil_7_point_versus_hand_written, targets::volume_stencil_7_point_of_peak}, volume);
+  volume_stencil_rows<coalesce_test::twenty_five_point>(
+      r, "25-point star", volume_stencil_shape::twenty_five_point, n,
+      row_target{targets::volume_stencil_25_point_versus_hand_written, targets::volume_stencil_25_point_of_peak},
+      volume);
 }
 
 }  // namespace bench
