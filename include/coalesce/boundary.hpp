@@ -43,6 +43,13 @@ inline constexpr bool is_boundary_policy_v<interior_t> = true;
 template <class T>
 inline constexpr bool is_boundary_policy_v<constant<T>> = true;
 
+// Whether the policy reads nothing beyond the edge and substitutes a value there (constant(v)):
+// the one policy whose boundary_index can say "outside" (-1).
+template <class P>
+inline constexpr bool is_constant_policy_v = false;
+template <class T>
+inline constexpr bool is_constant_policy_v<constant<T>> = true;
+
 // The index a stencil reads for position `i` of an axis of `n` elements (n >= 1), under the
 // policy: `i` itself inside [0, n); outside, clamp gives the nearest edge, periodic wraps (any
 // distance, so a radius wider than the axis is fine), interior clamps too (what it reads there

@@ -202,12 +202,13 @@ struct band_shape {
   static constexpr unsigned block_y = stencil_block_threads / block_x;
 };
 
-// The element at (row, col) of `in` under the policy; `row` is already a valid row index.
+// The element at column `col` of `row` under the policy; `row` is what row_under gave (null for a
+// row beyond the edge under constant(v)).
 template <class T, class Index, class Policy>
 COALESCE_DEVICE COALESCE_FORCEINLINE T load_element(const T* row, Index col, Index cols, const Policy& policy) {
   const Index c = boundary_index(policy, col, cols);
-  if constexpr (!std::is_same_v<Policy, clamp_t> && !std::is_same_v<Policy, periodic_t> && !std::is_same_v<Policy, interior_t>) {
-    if (c < 0) return static_cast<T>(policy.value);
+  if constexpr (is_constant_policy_v<Policy>) {
+    if (row == nullptr || c < 0) return static_cast<T>(policy.value);
   }
   return load_chunk<true>(row + c);
 }
@@ -219,7 +220,7 @@ COALESCE_DEVICE COALESCE_FORCEINLINE T load_element(const T* row, Index col, Ind
 template <class T, class Index, class Policy>
 COALESCE_DEVICE COALESCE_FORCEINLINE const T* row_under(const Policy& policy, const pitched_view<const T>& in, Index r, Index rows) {
   const Index rr = boundary_index(policy, r, rows);
-  if constexpr (!std::is_same_v<Policy, clamp_t> && !std::is_same_v<Policy, periodic_t> && !std::is_same_v<Policy, interior_t>)
+  if constexpr (is_constant_policy_v<Policy>)
     if (rr < 0) return nullptr;
   return in.row(std::size_t(rr));
 }
@@ -227,7 +228,7 @@ template <class T, class Index, class Policy>
 COALESCE_DEVICE COALESCE_FORCEINLINE const T* row_under(const Policy& policy, const pitched_volume_view<const T>& in, Index z,
                                                         Index y) {
   const Index zz = boundary_index(policy, z, Index(in.depth())), yy = boundary_index(policy, y, Index(in.height()));
-  if constexpr (!std::is_same_v<Policy, clamp_t> && !std::is_same_v<Policy, periodic_t> && !std::is_same_v<Policy, interior_t>)
+  if constexpr (is_constant_policy_v<Policy>)
     if (zz < 0 || yy < 0) return nullptr;
   return in.row(std::size_t(zz), std::size_t(yy));
 }
@@ -238,8 +239,7 @@ COALESCE_DEVICE COALESCE_FORCEINLINE const T* row_under(const Policy& policy, co
 template <class T, int R, int V, class Index, class Policy>
 COALESCE_DEVICE COALESCE_FORCEINLINE void load_line(T (&line)[V + 2 * R], const T* row, Index c0, Index cols, bool whole,
                                                     const Policy& policy) {
-  if constexpr (!std::is_same_v<Policy, clamp_t> && !std::is_same_v<Policy, periodic_t> &&
-                !std::is_same_v<Policy, interior_t>) {
+  if constexpr (is_constant_policy_v<Policy>) {
     if (row == nullptr) {
 #pragma unroll
       for (int e = 0; e < V + 2 * R; ++e) line[e] = static_cast<T>(policy.value);
@@ -416,23 +416,12 @@ struct gathered {
 template <int R, class T, class Policy>
 COALESCE_DEVICE COALESCE_FORCEINLINE void gather(gathered<T, R>& g, const pitched_view<const T>& in, long long r, long long c,
                                                  const Policy& policy) {
-  auto& values = g.values;
   const long long rows = (long long)in.rows(), cols = (long long)in.cols();
 #pragma unroll
   for (int dr = -R; dr <= R; ++dr) {
-    const long long rr = boundary_index(policy, r + dr, rows);
-    bool outside_row = false;
-    if constexpr (!std::is_same_v<Policy, clamp_t> && !std::is_same_v<Policy, periodic_t> && !is_interior_v<Policy>) outside_row = rr < 0;
+    const T* row = row_under(policy, in, r + dr, rows);
 #pragma unroll
-    for (int dc = -R; dc <= R; ++dc) {
-      if constexpr (!std::is_same_v<Policy, clamp_t> && !std::is_same_v<Policy, periodic_t> && !is_interior_v<Policy>) {
-        if (outside_row) {
-          values[R + dr][R + dc] = static_cast<T>(policy.value);
-          continue;
-        }
-      }
-      values[R + dr][R + dc] = load_element(in.row(std::size_t(rr)), c + dc, cols, policy);
-    }
+    for (int dc = -R; dc <= R; ++dc) g.values[R + dr][R + dc] = load_element(row, c + dc, cols, policy);
   }
 }
 
@@ -531,25 +520,15 @@ struct gathered_volume {
 template <int R, class T, class Policy>
 COALESCE_DEVICE COALESCE_FORCEINLINE void gather(gathered_volume<T, R>& g, const pitched_volume_view<const T>& in, long long z,
                                                  long long y, long long x, const Policy& policy) {
-  const long long depth = (long long)in.depth(), rows = (long long)in.height(), cols = (long long)in.width();
+  const long long cols = (long long)in.width();
 #pragma unroll
-  for (int dz = -R; dz <= R; ++dz) {
-    const long long zz = boundary_index(policy, z + dz, depth);
+  for (int dz = -R; dz <= R; ++dz)
 #pragma unroll
     for (int dy = -R; dy <= R; ++dy) {
-      const long long yy = boundary_index(policy, y + dy, rows);
+      const T* row = row_under(policy, in, z + dz, y + dy);
 #pragma unroll
-      for (int dx = -R; dx <= R; ++dx) {
-        if constexpr (!std::is_same_v<Policy, clamp_t> && !std::is_same_v<Policy, periodic_t> && !is_interior_v<Policy>) {
-          if (zz < 0 || yy < 0) {
-            g.values[R + dz][R + dy][R + dx] = static_cast<T>(policy.value);
-            continue;
-          }
-        }
-        g.values[R + dz][R + dy][R + dx] = load_element(in.row(std::size_t(zz), std::size_t(yy)), x + dx, cols, policy);
-      }
+      for (int dx = -R; dx <= R; ++dx) g.values[R + dz][R + dy][R + dx] = load_element(row, x + dx, cols, policy);
     }
-  }
 }
 
 template <int R, class Policy, class Out, class F, class... Ts, std::size_t... I>
