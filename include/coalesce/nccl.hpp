@@ -68,6 +68,34 @@ std::pair<unsigned char*, std::size_t> row_bytes(const pitched_view<T>& block, s
   return {start, (count - 1) * block.pitch_bytes() + block.cols() * sizeof(T)};
 }
 
+// One side of a halo exchange along an axis: the neighbour's rank (-1: none), the bytes sent to
+// it and the buffer that receives its bytes, `bytes` long each.
+struct halo_side {
+  int peer;
+  const void* send;
+  void* receive;
+};
+
+// Posts one rank's halo messages as one NCCL group (joining the caller's, if one is open).
+// NCCL pairs the messages between two ranks in the order they are posted, so every rank posts
+// its message towards `next` (below, right) first and towards `previous` second: where one rank is
+// both neighbours (two ranks, periodic, or one rank alone) each message still lands in the right
+// halo.
+inline void post_halo_messages(const halo_side& previous, const halo_side& next, std::size_t bytes, ncclComm_t comm,
+                               cudaStream_t stream, const char* what) {
+  throw_on_nccl_error(::ncclGroupStart(), what);
+  try {
+    if (next.peer >= 0) throw_on_nccl_error(::ncclSend(next.send, bytes, ncclUint8, next.peer, comm, stream), what);
+    if (previous.peer >= 0) throw_on_nccl_error(::ncclRecv(previous.receive, bytes, ncclUint8, previous.peer, comm, stream), what);
+    if (previous.peer >= 0) throw_on_nccl_error(::ncclSend(previous.send, bytes, ncclUint8, previous.peer, comm, stream), what);
+    if (next.peer >= 0) throw_on_nccl_error(::ncclRecv(next.receive, bytes, ncclUint8, next.peer, comm, stream), what);
+  } catch (...) {
+    (void)::ncclGroupEnd();
+    throw;
+  }
+  throw_on_nccl_error(::ncclGroupEnd(), what);
+}
+
 }  // namespace detail
 
 // Sends the block's first and last `halo` own rows to the ranks above and below, and receives
@@ -87,31 +115,10 @@ void exchange_row_halos(pitched_view<T> block, std::size_t halo, row_neighbours 
                                 " rows cannot hold two halos of " + std::to_string(halo) +
                                 " rows and the rows it sends");
   const std::size_t own_first = halo, own_last = block.rows() - 2 * halo;  // the rows sent up, and down
-  throw_on_nccl_error(::ncclGroupStart(), what);
-  const auto send = [&](int peer, std::size_t first_row) {
-    if (peer < 0) return;
-    const auto bytes = detail::row_bytes(block, first_row, halo);
-    throw_on_nccl_error(::ncclSend(bytes.first, bytes.second, ncclUint8, peer, comm, stream), what);
-  };
-  const auto receive = [&](int peer, std::size_t first_row) {
-    if (peer < 0) return;
-    const auto bytes = detail::row_bytes(block, first_row, halo);
-    throw_on_nccl_error(::ncclRecv(bytes.first, bytes.second, ncclUint8, peer, comm, stream), what);
-  };
-  // NCCL pairs the messages between two ranks in the order they are posted. Every rank posts the
-  // downward message first (its last rows, into the halo above of the rank below) and the upward
-  // one second, so that where one rank is both neighbours (two ranks, periodic) each message
-  // still lands in the right halo.
-  try {
-    send(neighbours.below, own_last);
-    receive(neighbours.above, 0);
-    send(neighbours.above, own_first);
-    receive(neighbours.below, block.rows() - halo);
-  } catch (...) {
-    (void)::ncclGroupEnd();
-    throw;
-  }
-  throw_on_nccl_error(::ncclGroupEnd(), what);
+  const auto rows_at = [&](std::size_t first_row) { return detail::row_bytes(block, first_row, halo).first; };
+  detail::post_halo_messages(detail::halo_side{neighbours.above, rows_at(own_first), rows_at(0)},
+                             detail::halo_side{neighbours.below, rows_at(own_last), rows_at(block.rows() - halo)},
+                             detail::row_bytes(block, 0, halo).second, comm, stream, what);
 }
 
 // The split-phase form, for overlap: start() queues the exchange on a stream of its own, and
@@ -197,28 +204,11 @@ class column_halo_exchange {
       copy_strip(strip(send_right), strip_pitch(), column(block_.cols() - 2 * halo_), block_.pitch_bytes(), "pack");
   }
 
-  // As exchange_row_halos: every rank posts the message to its right first, so that where one
-  // rank is both neighbours (two ranks, periodic) each strip lands in the right halo.
   void post() {
     if (halo_ == 0) return;
-    constexpr const char* what = "coalesce::column_halo_exchange::post";
-    const auto send = [&](int peer, strip_index i) {
-      if (peer >= 0) throw_on_nccl_error(::ncclSend(strip(i), strip_bytes(), ncclUint8, peer, comm_, stream_), what);
-    };
-    const auto receive = [&](int peer, strip_index i) {
-      if (peer >= 0) throw_on_nccl_error(::ncclRecv(strip(i), strip_bytes(), ncclUint8, peer, comm_, stream_), what);
-    };
-    throw_on_nccl_error(::ncclGroupStart(), what);
-    try {
-      send(neighbours_.right, send_right);
-      receive(neighbours_.left, receive_left);
-      send(neighbours_.left, send_left);
-      receive(neighbours_.right, receive_right);
-    } catch (...) {
-      (void)::ncclGroupEnd();
-      throw;
-    }
-    throw_on_nccl_error(::ncclGroupEnd(), what);
+    detail::post_halo_messages(detail::halo_side{neighbours_.left, strip(send_left), strip(receive_left)},
+                               detail::halo_side{neighbours_.right, strip(send_right), strip(receive_right)}, strip_bytes(),
+                               comm_, stream_, "coalesce::column_halo_exchange::post");
   }
 
   void unpack() {
