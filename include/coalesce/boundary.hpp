@@ -6,6 +6,8 @@
 
 #include <coalesce/config.hpp>
 
+#include <cuda/std/type_traits>
+
 #include <cstddef>
 #include <type_traits>
 
@@ -56,38 +58,30 @@ inline constexpr bool is_constant_policy_v<constant<T>> = true;
 // feeds only outputs it does not write, and a clamped read stays inside the allocation), and
 // constant gives -1: no read, the constant instead. In the index type of `i` (signed): a kernel
 // whose axes fit in 32 bits computes them in 32 bits (a 64-bit % is a long instruction sequence).
-namespace detail {
+// (n is a non-deduced cuda::std::type_identity_t<I>: it takes i's type, whatever the caller's n
+// was, a size_t extent or an int literal.)
 template <class I>
-struct same_type {
-  using type = I;
-};
-// n takes i's type, whatever the caller's n was (a size_t extent, an int literal).
-template <class I>
-using same_type_t = typename same_type<I>::type;
-}  // namespace detail
-
-template <class I>
-COALESCE_HOST_DEVICE constexpr I boundary_index(clamp_t, I i, detail::same_type_t<I> n) {
+COALESCE_HOST_DEVICE constexpr I boundary_index(clamp_t, I i, cuda::std::type_identity_t<I> n) {
   return i < 0 ? I(0) : i >= n ? n - 1 : i;
 }
 template <class I>
-COALESCE_HOST_DEVICE constexpr I boundary_index(periodic_t, I i, detail::same_type_t<I> n) {
+COALESCE_HOST_DEVICE constexpr I boundary_index(periodic_t, I i, cuda::std::type_identity_t<I> n) {
   const I m = i % n;
   return m < 0 ? m + n : m;
 }
 template <class I>
-COALESCE_HOST_DEVICE constexpr I boundary_index(interior_t, I i, detail::same_type_t<I> n) {
+COALESCE_HOST_DEVICE constexpr I boundary_index(interior_t, I i, cuda::std::type_identity_t<I> n) {
   return boundary_index(clamp, i, n);
 }
 template <class T, class I>
-COALESCE_HOST_DEVICE constexpr I boundary_index(const constant<T>&, I i, detail::same_type_t<I> n) {
+COALESCE_HOST_DEVICE constexpr I boundary_index(const constant<T>&, I i, cuda::std::type_identity_t<I> n) {
   return i >= 0 && i < n ? i : I(-1);
 }
 
 // Whether position `i` of an axis of `n` elements has all of [i - radius, i + radius] inside the
 // axis: the outputs interior writes.
 template <class I>
-COALESCE_HOST_DEVICE constexpr bool interior_contains(detail::same_type_t<I> radius, I i, detail::same_type_t<I> n) {
+COALESCE_HOST_DEVICE constexpr bool interior_contains(cuda::std::type_identity_t<I> radius, I i, cuda::std::type_identity_t<I> n) {
   return i >= radius && i + radius < n;
 }
 
