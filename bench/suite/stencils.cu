@@ -20,6 +20,20 @@ namespace {
 
 using coalesce_test::competitors::stencil_shape;
 
+// Each candidate once into `out` (a matrix or a volume of floats), its result compared with the
+// host's, then all measured; bytes: one read of the input and one write of the output.
+template <class Container>
+void check_and_measure(runner& r, const std::string& group, const std::vector<candidate>& candidates, Container& out,
+                       const std::vector<float>& expected) {
+  for (const auto& c : candidates) {
+    out.fill(-7.0f);
+    c.launch(0);
+    ct::check_sync(c.name.c_str());
+    if (out.to_vector() != expected) r.mismatch(group + ": " + c.name);
+  }
+  r.measure(group, candidates, 2.0 * double(expected.size()) * sizeof(float));
+}
+
 template <class Shape>
 void stencil_rows(runner& r, const char* shape_name, stencil_shape shape, std::size_t rows, std::size_t cols,
                   double of_peak, const std::vector<float>& values) {
@@ -40,13 +54,7 @@ void stencil_rows(runner& r, const char* shape_name, stencil_shape shape, std::s
 
   std::vector<float> expected(rows * cols);
   coalesce_test::reference_stencil<Shape::radius>(coalesce::clamp, rows, cols, expected, Shape{}, values);
-  for (const auto& c : candidates) {
-    out.fill(-7.0f);
-    c.launch(0);
-    ct::check_sync(c.name.c_str());
-    if (out.to_vector() != expected) r.mismatch(group + ": " + c.name);
-  }
-  r.measure(group, candidates, 2.0 * double(rows) * double(cols) * sizeof(float));
+  check_and_measure(r, group, candidates, out, expected);
 }
 
 // The same on a pitched volume, n x n x n floats.
@@ -69,13 +77,7 @@ void volume_stencil_rows(runner& r, const char* shape_name, coalesce_test::compe
 
   std::vector<float> expected(n * n * n);
   coalesce_test::reference_volume_stencil<Shape::radius>(coalesce::clamp, n, n, n, expected, Shape{}, values);
-  for (const auto& c : candidates) {
-    out.fill(-7.0f);
-    c.launch(0);
-    ct::check_sync(c.name.c_str());
-    if (out.to_vector() != expected) r.mismatch(group + ": " + c.name);
-  }
-  r.measure(group, candidates, 2.0 * double(n) * double(n) * double(n) * sizeof(float));
+  check_and_measure(r, group, candidates, out, expected);
 }
 
 }  // namespace
