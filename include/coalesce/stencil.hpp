@@ -233,6 +233,21 @@ COALESCE_DEVICE COALESCE_FORCEINLINE const T* row_under(const Policy& policy, co
   return in.row(std::size_t(zz), std::size_t(yy));
 }
 
+// values[0 .. V - 1] = the elements of `row` at columns c0 .. c0 + V - 1: one vector where the
+// row has them all (whole), else one at a time through the policy. `row` is not null.
+template <class T, int V, class Index, class Policy>
+COALESCE_DEVICE COALESCE_FORCEINLINE void load_vector(T* values, const T* row, Index c0, Index cols, bool whole,
+                                                      const Policy& policy) {
+  if (whole) {
+    const auto v = load_chunk<true>(reinterpret_cast<const vector_chunk<T, V>*>(row + c0));
+#pragma unroll
+    for (int j = 0; j < V; ++j) values[j] = v.value[j];
+  } else {  // the row's last, partial vector
+#pragma unroll
+    for (int j = 0; j < V; ++j) values[j] = load_element(row, Index(c0 + j), cols, policy);
+  }
+}
+
 // One row's V + 2R elements around a thread's V outputs at columns c0 .. c0 + V - 1, through the
 // policy: the V middle ones as one vector where the row has them all (whole), the R on either
 // side one at a time. `row` is null for a row beyond the edge under constant(v).
@@ -246,14 +261,7 @@ COALESCE_DEVICE COALESCE_FORCEINLINE void load_line(T (&line)[V + 2 * R], const 
       return;
     }
   }
-  if (whole) {
-    const auto v = load_chunk<true>(reinterpret_cast<const vector_chunk<T, V>*>(row + c0));
-#pragma unroll
-    for (int j = 0; j < V; ++j) line[R + j] = v.value[j];
-  } else {  // the row's last, partial vector
-#pragma unroll
-    for (int j = 0; j < V; ++j) line[R + j] = load_element(row, Index(c0 + j), cols, policy);
-  }
+  load_vector<T, V>(&line[R], row, c0, cols, whole, policy);
 #pragma unroll
   for (int k = 1; k <= R; ++k) {
     line[R - k] = load_element(row, Index(c0 - k), cols, policy);
@@ -284,30 +292,6 @@ struct input_band {
   // What f sees for output element j of the thread's vector in its k-th row.
   COALESCE_DEVICE COALESCE_FORCEINLINE neighbourhood<T, R> at(int k, int j) const {
     return neighbourhood<T, R>(&values[R + k][R + j], width);
-  }
-};
-
-// The same for a volume: (K + 2R) planes of 2R + 1 rows of V + 2R elements around a thread's
-// outputs at planes z0 .. z0 + K - 1, row y, columns c0 .. c0 + V - 1. The loads of elements f
-// never reads are dead code: a 7-point stencil loads 5 rows a plane it computes, not 9.
-template <class T, int R, int V, int K>
-struct input_slab {
-  static constexpr int width = V + 2 * R, height = 2 * R + 1;
-  T values[K + 2 * R][height][width];  // values[R + dz][R + dy][R + j]: the input at (z0 + dz, y + dy, c0 + j)
-
-  template <class Index, class Policy>
-  COALESCE_DEVICE COALESCE_FORCEINLINE void load(const pitched_volume_view<const T>& in, Index z0, Index y, Index c0,
-                                                 bool whole, const Policy& policy) {
-    const Index cols = Index(in.width());
-#pragma unroll
-    for (int i = 0; i < K + 2 * R; ++i)
-#pragma unroll
-      for (int dy = -R; dy <= R; ++dy)
-        load_line<T, R, V>(values[i][R + dy], row_under(policy, in, Index(z0 - R + i), Index(y + dy)), c0, cols, whole, policy);
-  }
-
-  COALESCE_DEVICE COALESCE_FORCEINLINE volume_neighbourhood<T, R> at(int k, int j) const {
-    return volume_neighbourhood<T, R>(&values[R + k][R][R + j], height * width, width);
   }
 };
 
@@ -451,63 +435,146 @@ __global__ void stencil_element_kernel(Policy policy, cuda::std::tuple<pitched_v
 
 // --- volumes -----------------------------------------------------------------------------------
 
-// The walk's shape for a volume: blocks as band_shape's (bx vectors across, by rows down), each
-// thread K consecutive planes of one row, K = 2 while a thread's slabs, (K + 2R) x (2R + 1) x
-// (V + 2R) elements of every input, fit in about 72 registers (f's unused ones cost nothing, see
-// input_slab), else 1. Thread (x, y) of block (bx, by, bz) takes vector bx * blockDim.x + x of
-// row by * blockDim.y + y in planes bz * K.., striding over rows and planes past the grid.
-template <int R, int V, class... Ts>
-struct slab_shape {
-  static constexpr std::size_t words_per_plane = std::size_t(2 * R + 1) * band_shape<R, V, Ts...>::words_per_row;
-  static constexpr int planes_per_thread = std::size_t(2 + 2 * R) * words_per_plane <= 72 ? 2 : 1;
-  static constexpr unsigned block_x = band_shape<R, V, Ts...>::block_x;
-  static constexpr unsigned block_y = band_shape<R, V, Ts...>::block_y;
+// The 2.5D walk of a volume, the scheme of Micikevicius' 3D finite-difference kernels: a thread
+// takes one vector of outputs in each of KY consecutive rows and walks z through a block's chunk
+// of planes. Along z each of its output columns keeps a queue in registers, the vectors of planes
+// z - R .. z + R, so each step loads one new vector per row from the volume instead of 2R + 1.
+// In the plane itself it loads rows y0 - R .. y0 + KY - 1 + R, a block's rows finding the lines
+// its neighbours loaded in L1. Off the plane, f reading n(dz, 0, 0) reads the queue; anything else
+// there (n(1, 1, 0) of a 19-point stencil) is loaded where it lies: correct for any shape, and
+// dead code for the star shapes of finite differences, which is what this walk is fast at.
+template <class T, int R, int V, int KY>
+struct input_queue {
+  static constexpr int width = V + 2 * R, height = KY + 2 * R, planes = 2 * R + 1;
+  T queue[KY][planes][V];           // queue[k][R + dz][j]: the input at (z + dz, y0 + k, c0 + j)
+  T values[planes][height][width];  // the neighbourhoods at plane z: the input at (z + dz, y0 - R + h, c0 - R + e)
+
+  template <class Index, class Policy>
+  COALESCE_DEVICE COALESCE_FORCEINLINE static void load_centre(T* values, const pitched_volume_view<const T>& in, Index z,
+                                                               Index y, Index c0, bool whole, const Policy& policy) {
+    const T* row = row_under(policy, in, z, y);
+    if constexpr (is_constant_policy_v<Policy>) {
+      if (row == nullptr) {
+#pragma unroll
+        for (int j = 0; j < V; ++j) values[j] = static_cast<T>(policy.value);
+        return;
+      }
+    }
+    load_vector<T, V>(values, row, c0, Index(in.width()), whole, policy);
+  }
+
+  // Fills the queues for a walk whose first plane is z: planes z - R .. z + R - 1 (advance loads
+  // the last).
+  template <class Index, class Policy>
+  COALESCE_DEVICE COALESCE_FORCEINLINE void start(const pitched_volume_view<const T>& in, Index z, Index y0, Index c0, bool whole,
+                                                  const Policy& policy) {
+#pragma unroll
+    for (int k = 0; k < KY; ++k)
+#pragma unroll
+      for (int i = 1; i < planes; ++i) load_centre(queue[k][i], in, Index(z - R - 1 + i), Index(y0 + k), c0, whole, policy);
+  }
+
+  // Moves the walk to plane z: the queues shift by one plane and take plane z + R's vectors, and
+  // the neighbourhoods are gathered (only what f reads survives compilation).
+  template <class Index, class Policy>
+  COALESCE_DEVICE COALESCE_FORCEINLINE void advance(const pitched_volume_view<const T>& in, Index z, Index y0, Index c0, bool whole,
+                                                    const Policy& policy) {
+    const Index cols = Index(in.width());
+#pragma unroll
+    for (int k = 0; k < KY; ++k) {
+#pragma unroll
+      for (int i = 0; i + 1 < planes; ++i)
+#pragma unroll
+        for (int j = 0; j < V; ++j) queue[k][i][j] = queue[k][i + 1][j];
+      load_centre(queue[k][planes - 1], in, Index(z + R), Index(y0 + k), c0, whole, policy);
+    }
+#pragma unroll
+    for (int p = 0; p < planes; ++p)
+#pragma unroll
+      for (int h = 0; h < height; ++h) {
+        load_line<T, R, V>(values[p][h], row_under(policy, in, Index(z - R + p), Index(y0 - R + h)), c0, cols, whole, policy);
+        if (h >= R && h < R + KY) {  // an output row: its centre vector is in the queue (the load above is dead)
+#pragma unroll
+          for (int j = 0; j < V; ++j) values[p][h][R + j] = queue[h - R][p][j];
+        }
+      }
+  }
+
+  // What f sees for output element j of the thread's vector in its k-th row.
+  COALESCE_DEVICE COALESCE_FORCEINLINE volume_neighbourhood<T, R> at(int k, int j) const {
+    return volume_neighbourhood<T, R>(&values[R][R + k][R + j], height * width, width);
+  }
 };
 
-template <int R, int V, int K, class Index, class Policy, class Out, class F, class... Ts, std::size_t... I>
-COALESCE_DEVICE COALESCE_FORCEINLINE void walk_slabs(const Policy& policy, const cuda::std::tuple<pitched_volume_view<const Ts>...>& in,
-                                                     const pitched_volume_view<Out>& out, const F& f, Index vectors_per_row,
-                                                     bool vector_stores, std::index_sequence<I...>) {
+// The 2.5D walk's shape: one row a thread (two rows, sharing their plane rows, measured slower:
+// the second row's queues cost the occupancy that hides the loads' latency), blocks 64 vectors
+// wide and 4 rows down, each block walking 32 planes.
+struct queue_shape {
+  static constexpr int rows_per_thread = 1;
+  static constexpr unsigned block_x = 64;
+  static constexpr unsigned block_y = stencil_block_threads / block_x;
+  static constexpr int planes_per_block = 32;
+};
+
+template <int R, int V, int KY, bool WholeVector, class Index, class Policy, class Out, class F, class... Ts, std::size_t... I>
+COALESCE_DEVICE COALESCE_FORCEINLINE void walk_queues(const Policy& policy, const cuda::std::tuple<pitched_volume_view<const Ts>...>& in,
+                                                      const pitched_volume_view<Out>& out, const F& f, Index vectors_per_row,
+                                                      bool vector_stores, Index planes_per_block, std::index_sequence<I...>) {
   if constexpr (stencil_callable_with<volume_neighbourhood, F, R, Out, Ts...>()) {
     const Index depth = Index(out.depth()), rows = Index(out.height()), cols = Index(out.width());
     const Index v = Index(blockIdx.x) * Index(blockDim.x) + Index(threadIdx.x);
     if (v >= vectors_per_row) return;
     const Index c0 = v * V;
-    const bool whole_vector = c0 + V <= cols;
+    constexpr bool whole_vector = WholeVector;
     bool whole = whole_vector && vector_stores;
     if constexpr (is_interior_v<Policy>) whole = whole && c0 >= R && c0 + V + R <= cols;
-    const Index slabs = (depth + K - 1) / K;
-    for (Index y = Index(blockIdx.y) * Index(blockDim.y) + Index(threadIdx.y); y < rows; y += Index(gridDim.y) * Index(blockDim.y)) {
+    // Under interior, the planes and rows whose neighbourhoods are inside.
+    const Index z_first = is_interior_v<Policy> ? Index(R) : Index(0);
+    const Index z_last = is_interior_v<Policy> ? depth - Index(R) : depth;  // exclusive
+    for (Index y0 = (Index(blockIdx.y) * Index(blockDim.y) + Index(threadIdx.y)) * KY; y0 < rows;
+         y0 += Index(gridDim.y) * Index(blockDim.y) * KY) {
       if constexpr (is_interior_v<Policy>)
-        if (!interior_contains(Index(R), y, rows)) continue;
-      for (Index s = Index(blockIdx.z); s < slabs; s += Index(gridDim.z)) {
-        const Index z0 = s * K;
-        if constexpr (is_interior_v<Policy>)
-          if (z0 + K <= Index(R) || z0 + Index(R) >= depth) continue;  // no interior plane in the slab
-        cuda::std::tuple<input_slab<Ts, R, V, K>...> slab;
-        (cuda::std::get<I>(slab).load(cuda::std::get<I>(in), z0, y, c0, whole_vector, policy), ...);
+        if (y0 + KY <= Index(R) || y0 + Index(R) >= rows) continue;  // no interior row
+      for (Index chunk = Index(blockIdx.z); chunk * planes_per_block < depth; chunk += Index(gridDim.z)) {
+        const Index chunk_begin = chunk * planes_per_block, chunk_end = chunk_begin + planes_per_block;
+        const Index z_begin = chunk_begin > z_first ? chunk_begin : z_first;
+        const Index z_end = chunk_end < z_last ? chunk_end : z_last;
+        if (z_begin >= z_end) continue;
+        cuda::std::tuple<input_queue<Ts, R, V, KY>...> queues;
+        (cuda::std::get<I>(queues).start(cuda::std::get<I>(in), z_begin, y0, c0, whole_vector, policy), ...);
+        for (Index z = z_begin; z < z_end; ++z) {
+          (cuda::std::get<I>(queues).advance(cuda::std::get<I>(in), z, y0, c0, whole_vector, policy), ...);
 #pragma unroll
-        for (int k = 0; k < K; ++k) {
-          const Index z = z0 + k;
-          if (z >= depth) break;
-          if constexpr (is_interior_v<Policy>)
-            if (!interior_contains(Index(R), z, depth)) continue;
-          store_outputs<R, V, Policy>(out.row(std::size_t(z), std::size_t(y)), c0, cols, whole,
-                                      [&](int j) { return static_cast<Out>(f(cuda::std::get<I>(slab).at(k, j)...)); });
+          for (int k = 0; k < KY; ++k) {
+            const Index y = y0 + k;
+            if (y >= rows) break;
+            if constexpr (is_interior_v<Policy>)
+              if (!interior_contains(Index(R), y, rows)) continue;
+            store_outputs<R, V, Policy>(out.row(std::size_t(z), std::size_t(y)), c0, cols, whole,
+                                        [&](int j) { return static_cast<Out>(f(cuda::std::get<I>(queues).at(k, j)...)); });
+          }
         }
       }
     }
   }
 }
 
-template <int R, int V, int K, class Index, class Policy, class Out, class F, class... Ts>
+template <int R, int V, int KY, class Index, class Policy, class Out, class F, class... Ts>
 __global__ void __launch_bounds__(stencil_block_threads)
-    stencil_slab_kernel(Policy policy, cuda::std::tuple<pitched_volume_view<const Ts>...> in, pitched_volume_view<Out> out, F f,
-                        Index vectors_per_row, bool vector_stores) {
-  walk_slabs<R, V, K>(policy, in, out, f, vectors_per_row, vector_stores, std::index_sequence_for<Ts...>{});
+    stencil_queue_kernel(Policy policy, cuda::std::tuple<pitched_volume_view<const Ts>...> in, pitched_volume_view<Out> out, F f,
+                         Index vectors_per_row, bool vector_stores, Index planes_per_block) {
+  // A thread's vector is whole in every row or in none: two copies of the walk, so that the
+  // partial vector's element-by-element loads are not in the whole one's loop. There each costs
+  // an issued (predicated-off) instruction: the 25-point star on 512^3 floats ran at 30% of
+  // cudaMemcpy with them, 52% without, on an H200.
+  const Index v = Index(blockIdx.x) * Index(blockDim.x) + Index(threadIdx.x);
+  if ((v + 1) * V <= Index(out.width()))
+    walk_queues<R, V, KY, true>(policy, in, out, f, vectors_per_row, vector_stores, planes_per_block, std::index_sequence_for<Ts...>{});
+  else
+    walk_queues<R, V, KY, false>(policy, in, out, f, vectors_per_row, vector_stores, planes_per_block, std::index_sequence_for<Ts...>{});
 }
 
-// The element walk of a volume, for what the slab walk cannot take: a thread per output, 128 x 4
+// The element walk of a volume, for what the 2.5D walk cannot take: a thread per output, 128 x 4
 // threads a block over the volume's rows, each neighbour read through the read-only path.
 template <class T, int R>
 struct gathered_volume {
@@ -639,7 +706,7 @@ bool stencil_operands_ready(const Inputs& in, const OutView& out) {
   return true;
 }
 
-// The vector (elements a thread loads and stores as one access) of the band and slab walks, or 0
+// The vector (elements a thread loads and stores as one access) of the band and 2.5D walks, or 0
 // where they cannot take the inputs: every input of one element size of 1, 2, 4 or 8 bytes, and a
 // radius no wider than the vector.
 template <int R, class... Ts>
@@ -705,22 +772,25 @@ void launch_stencil(const Policy& policy, const cuda::std::tuple<pitched_volume_
   constexpr int V = vector_walk_width<R, Ts...>();
   if constexpr (V > 0) {
     if (inputs_aligned(in)) {
-      using shape = slab_shape<R, V, Ts...>;
-      constexpr int K = shape::planes_per_thread;
+      using shape = queue_shape;
+      constexpr int KY = shape::rows_per_thread;
       const std::size_t vectors_per_row = (out.width() + V - 1) / V;
-      const std::size_t slabs = (out.depth() + K - 1) / K;
+      const std::size_t row_groups = (out.height() + KY - 1) / KY;
+      const std::size_t chunks = (out.depth() + shape::planes_per_block - 1) / shape::planes_per_block;
       const bool vector_stores = rows_aligned(out, alignof(vector_chunk<Out, V>));
       const dim3 block(shape::block_x, shape::block_y);
       const dim3 grid(unsigned((vectors_per_row + block.x - 1) / block.x),
-                      unsigned(std::min<std::size_t>((out.height() + block.y - 1) / block.y, 65535)),
-                      unsigned(std::min<std::size_t>(slabs, 65535)));
+                      unsigned(std::min<std::size_t>((row_groups + block.y - 1) / block.y, 65535)),
+                      unsigned(std::min<std::size_t>(chunks, 65535)));
       const auto launch = [&](auto index) {
         using Index = decltype(index);
-        stencil_slab_kernel<R, V, K, Index, Policy, Out, F, Ts...><<<grid, block, 0, stream>>>(policy, in, out, f,
-                                                                                            Index(vectors_per_row), vector_stores);
+        stencil_queue_kernel<R, V, KY, Index, Policy, Out, F, Ts...><<<grid, block, 0, stream>>>(
+            policy, in, out, f, Index(vectors_per_row), vector_stores, Index(shape::planes_per_block));
       };
-      if (positions_fit_int({vectors_per_row, out.depth() + K + R, out.height() + R, out.width() + V + R})) launch(int{});
-      else launch((long long){});
+      if (positions_fit_int({vectors_per_row, out.depth() + shape::planes_per_block + R, out.height() + KY + R, out.width() + V + R}))
+        launch(int{});
+      else
+        launch((long long){});
       throw_if_launch_failed("coalesce::stencil kernel launch");
       return;
     }
@@ -848,9 +918,12 @@ const stencil_inputs<Views...>& as_stencil_inputs(const stencil_inputs<Views...>
 // those rows and R above and below, and the R elements on either side, all read through the
 // read-only path; each vector is stored as one access. A block's threads cover neighbouring
 // bands, so the rows two bands share are read from DRAM once and found in L1 the second time. On
-// a volume a thread takes one vector in each of K = 2 planes (1 for wide radii) and loads the rows
-// of the planes around them that f reads; it re-reads neighbouring planes from L2 and is slower
-// than the 2D walk (docs/algorithms.md). Elements that are not 1, 2, 4 or 8 bytes (or inputs of
+// a volume a thread walks z through 32 planes, one vector of outputs of one row in each (the 2.5D
+// scheme of Micikevicius' 3D finite-difference kernels): a queue in registers holds its column's
+// vectors of planes z - R .. z + R, so each plane costs one new load along z, and the plane's own
+// rows come from L1 as in the 2D walk. f may read any offset; the walk is fast for star shapes
+// (off the plane, only n(dz, 0, 0)) and loads other off-plane neighbours one by one
+// (docs/algorithms.md). Elements that are not 1, 2, 4 or 8 bytes (or inputs of
 // different sizes, rows not 16-byte aligned, R wider than a thread's vector) take a walk of one
 // element per thread, correct and coalesced but slower.
 //
