@@ -903,6 +903,72 @@ __global__ void __launch_bounds__(256) volume_stencil_float4_queue(const float* 
   }
 }
 
+// The same scheme with the plane in shared memory, as Micikevicius wrote it: blocks of BX x BY
+// threads, each a float4 of outputs of one row; per plane the block stores its rows' centre
+// vectors (from the queue), R rows above and below and R elements either side into a tile, waits,
+// and every thread reads its plane neighbours from the tile. Threads past the volume's edge load
+// what the clamp gives and store nothing. widths % 4 == 0.
+template <class Shape, int BX, int BY>
+__global__ void __launch_bounds__(BX* BY) volume_stencil_shared_queue(const float* __restrict__ in, float* __restrict__ out, int depth,
+                                                                      int rows, int cols, std::size_t pitch, std::size_t slice) {
+  constexpr int R = Shape::radius, W = 4 + 2 * R, H = 2 * R + 1, tile_width = 4 * BX + 2 * R;
+  __shared__ float tile[BY + 2 * R][tile_width];
+  const int tx = int(threadIdx.x), ty = int(threadIdx.y);
+  const int c = (int(blockIdx.x) * BX + tx) * 4, y = int(blockIdx.y) * BY + ty;
+  const bool inside = c < cols && y < rows;
+  const int z_begin = int(blockIdx.z) * queue_planes_per_block;
+  const int z_end = z_begin + queue_planes_per_block < depth ? z_begin + queue_planes_per_block : depth;
+  const auto row_of = [&](int z, int row) {
+    return in + std::size_t(clamped(z, depth)) * slice + std::size_t(clamped(row, rows)) * pitch;
+  };
+  const auto vector_at = [&](const float* row, float (&v)[4]) {  // past the last column: each element clamped
+    if (c + 4 <= cols) {
+      const float4 f = __ldg(reinterpret_cast<const float4*>(row + c));
+      v[0] = f.x, v[1] = f.y, v[2] = f.z, v[3] = f.w;
+    } else {
+      for (int j = 0; j < 4; ++j) v[j] = __ldg(row + clamped(c + j, cols));
+    }
+  };
+  float column[H][4];  // column[R + dz]: the centre vector of plane z + dz
+#pragma unroll
+  for (int i = 1; i < H; ++i) vector_at(row_of(z_begin - R - 1 + i, y), column[i]);
+  for (int z = z_begin; z < z_end; ++z) {
+#pragma unroll
+    for (int i = 0; i + 1 < H; ++i)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) column[i][j] = column[i + 1][j];
+    vector_at(row_of(z + R, y), column[H - 1]);
+    __syncthreads();  // the previous plane's reads of the tile are done
+#pragma unroll
+    for (int j = 0; j < 4; ++j) tile[R + ty][R + 4 * tx + j] = column[R][j];
+    if (ty < R) {
+      float above[4], below[4];
+      vector_at(row_of(z, y - R), above);
+      vector_at(row_of(z, int(blockIdx.y) * BY + BY + ty), below);
+#pragma unroll
+      for (int j = 0; j < 4; ++j) tile[ty][R + 4 * tx + j] = above[j], tile[R + BY + ty][R + 4 * tx + j] = below[j];
+    }
+    if (tx < R) {
+      const float* row = row_of(z, y);
+      const int left = int(blockIdx.x) * BX * 4 - R + tx, right = (int(blockIdx.x) + 1) * BX * 4 + tx;
+      tile[R + ty][tx] = __ldg(row + clamped(left, cols));
+      tile[R + ty][R + 4 * BX + tx] = __ldg(row + clamped(right, cols));
+    }
+    __syncthreads();
+    float plane[H][W];
+#pragma unroll
+    for (int dy = -R; dy <= R; ++dy)
+#pragma unroll
+      for (int e = 0; e < W; ++e) plane[R + dy][e] = tile[R + ty + dy][4 * tx + e];
+    float4 o;
+    o.x = Shape{}(queue_offsets{&plane[R][R], W, &column[0][0], R});
+    o.y = Shape{}(queue_offsets{&plane[R][R + 1], W, &column[0][1], R});
+    o.z = Shape{}(queue_offsets{&plane[R][R + 2], W, &column[0][2], R});
+    o.w = Shape{}(queue_offsets{&plane[R][R + 3], W, &column[0][3], R});
+    if (inside) *reinterpret_cast<float4*>(out + std::size_t(z) * slice + std::size_t(y) * pitch + c) = o;
+  }
+}
+
 template <class Shape>
 std::vector<candidate> volume_stencil_competitors(coalesce::pitched_volume_view<const float> in,
                                                   coalesce::pitched_volume_view<float> out) {
@@ -922,6 +988,8 @@ std::vector<candidate> volume_stencil_competitors(coalesce::pitched_volume_view<
   const dim3 walk(unsigned((cols + 127) / 128), unsigned(std::min((depth * rows + 3) / 4, 65535)));
   const dim3 queue(unsigned((cols / 4 + 63) / 64), unsigned((rows + 3) / 4),
                    unsigned((depth + queue_planes_per_block - 1) / queue_planes_per_block));
+  const dim3 shared(unsigned((cols / 4 + 31) / 32), unsigned((rows + 7) / 8),
+                    unsigned((depth + queue_planes_per_block - 1) / queue_planes_per_block));
   return {
       {"hand-written float4 slabs, 64 x 4 blocks, " + std::to_string(K) + " planes a thread", row_role::competitor,
        [=](cudaStream_t s) {
@@ -930,6 +998,10 @@ std::vector<candidate> volume_stencil_competitors(coalesce::pitched_volume_view<
       {"hand-written 2.5D, a register queue along z, 64 x 4 blocks, 32 planes a block", row_role::competitor,
        [=](cudaStream_t s) {
          volume_stencil_float4_queue<Shape, 64><<<queue, dim3(64, 4), 0, s>>>(from, to, depth, rows, cols, pitch, slice);
+       }},
+      {"hand-written 2.5D, the plane in shared memory, 32 x 8 blocks, 32 planes a block", row_role::competitor,
+       [=](cudaStream_t s) {
+         volume_stencil_shared_queue<Shape, 32, 8><<<shared, dim3(32, 8), 0, s>>>(from, to, depth, rows, cols, pitch, slice);
        }},
       {"hand-written one element per thread", row_role::competitor,
        [=](cudaStream_t s) {
