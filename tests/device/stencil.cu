@@ -317,7 +317,7 @@ void measure_stencil(const char* shape_name, coalesce_test::competitors::stencil
   const double measured = m[l2_sectors_read_by_l1] / output_sectors;
   std::printf("%s: L2 sectors read by L1 per output sector %.3f, the access model %.3f (%d rows a thread, %u x %u blocks)\n",
               shape_name, measured, modelled, walk::rows_per_thread, walk::block_x, walk::block_y);
-  CHECK(measured == Approx(modelled).epsilon(0.15));
+  CHECK(measured == Approx(modelled).epsilon(0.06));
 
   ct::bandwidth_meter meter;
   const auto c = coalesce_test::compare_with_competitors(
@@ -470,6 +470,15 @@ void measure_volume_stencil(const char* shape_name, coalesce_test::competitors::
   CHECK(m.store_sectors_per_request() == Approx(16.0).epsilon(0.001));
   CHECK(m.load_sectors_per_request() >= 16.0 * 0.99);
   CHECK(m.load_sectors_per_request() <= 17.0);
+
+  // What the plane's rows cost: the sectors L2 serves to L1's reads per sector of output, for the
+  // library and each hand-written kernel (no model of the 2.5D walk's L1 reuse asserts these).
+  const double output_sectors = double(n) * double(n) * double(n) * sizeof(float) / 32.0;
+  std::printf("%s: L2 sectors read by L1 per output sector: coalesce %.3f", shape_name, m[l2_sectors_read_by_l1] / output_sectors);
+  for (const auto& competitor : competitors)
+    std::printf("; %s %.3f", competitor.name.c_str(),
+                profiler().measure([&] { competitor.launch(0); })[l2_sectors_read_by_l1] / output_sectors);
+  std::printf("\n");
 
   ct::bandwidth_meter meter;
   const auto c = coalesce_test::compare_with_competitors(
