@@ -11,7 +11,7 @@
 // contiguous, so column_halo_exchange packs the strips it sends into a buffer and unpacks the
 // ones it receives (cudaMemcpy2DAsync: rows of `halo` elements, one per matrix row). For a split
 // into both, exchange the rows first and then the columns over every row, halo rows included:
-// the corners then come along. (Particle migration is still to come.)
+// the corners then come along. Particles move between ranks through migration.hpp.
 //
 // coalesce never creates processes or communicators: the user passes an ncclComm_t, so the same
 // calls serve one process driving several GPUs (ncclCommInitAll; call the exchanges of all its

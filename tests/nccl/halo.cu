@@ -8,6 +8,7 @@
 #include <coalesce/testing/testing.hpp>
 
 #include "coalesce_device_test.hpp"
+#include "nccl_ranks.hpp"
 
 #include <array>
 #include <cstddef>
@@ -18,42 +19,12 @@ namespace ct = coalesce::testing;
 
 namespace {
 
-constexpr int ranks = 2;
-
-// Skips the test case unless this process sees two usable GPUs.
-#define COALESCE_REQUIRE_TWO_GPUS()                                                                      \
-  do {                                                                                                   \
-    if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);                              \
-    int devices = 0;                                                                                     \
-    COALESCE_CUDA_CHECK(cudaGetDeviceCount(&devices));                                                   \
-    if (devices < ranks) COALESCE_SKIP("needs 2 GPUs in this process, found " + std::to_string(devices)); \
-  } while (0)
-
-// One communicator per GPU, destroyed at the end of the test case.
-struct communicators {
-  std::array<ncclComm_t, ranks> comm{};
-  communicators() {
-    const std::array<int, ranks> devices{0, 1};
-    coalesce::throw_on_nccl_error(ncclCommInitAll(comm.data(), ranks, devices.data()), "ncclCommInitAll");
-  }
-  ~communicators() {
-    for (auto c : comm) (void)ncclCommDestroy(c);
-  }
-};
+constexpr int ranks = coalesce_test::two_ranks;
+using coalesce_test::communicators;
+using coalesce_test::single_rank;
 
 // The value of global row g, column c: each row its own, so a misplaced row shows.
 float value_at(std::size_t g, std::size_t c) { return float(g * 1000 + c); }
-
-// One rank on device 0, a communicator of its own, destroyed at the end of the test case.
-struct single_rank {
-  ncclComm_t comm{};
-  single_rank() {
-    const int device = 0;
-    COALESCE_CUDA_CHECK(cudaSetDevice(device));
-    coalesce::throw_on_nccl_error(ncclCommInitAll(&comm, 1, &device), "ncclCommInitAll");
-  }
-  ~single_rank() { (void)ncclCommDestroy(comm); }
-};
 
 // Every element of `got` (rows x cols, dense) against expected(i, c); `who` says whose block.
 template <class Expected>

@@ -1,0 +1,183 @@
+// coalesce::migrate and particle_migration.
+// On one GPU:
+// - the local half, for a rank of four: every particle bound elsewhere is in the departures,
+//   grouped by destination rank in index order, with the counts per rank; the vector keeps
+//   exactly the others;
+// - a single rank keeps every particle;
+// - a destination outside the communicator throws, naming the rank, and moves nothing.
+// On two GPUs of one process (skipped with fewer): particles drift across the split at x = 0, and
+// after the four steps of particle_migration each rank holds exactly the particles of its half,
+// the count and every particle conserved.
+#include <coalesce/migration.hpp>
+#include <coalesce/soa.hpp>
+#include <coalesce/testing/testing.hpp>
+
+#include "coalesce_device_test.hpp"
+#include "nccl_ranks.hpp"
+#include "particles.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace ct = coalesce::testing;
+using coalesce_test::communicators;
+using coalesce_test::random_particles;
+using coalesce_test::single_rank;
+
+namespace {
+
+// The rank owning x in [-1, 1) split into `ranks` equal slabs.
+struct slab_of_x {
+  int ranks;
+  template <class P>
+  __host__ __device__ int operator()(const P& p) const {
+    const float x = p.x;
+    const int r = int((x + 1.0f) * 0.5f * float(ranks));
+    return r < 0 ? 0 : r >= ranks ? ranks - 1 : r;
+  }
+};
+
+struct always {
+  int rank;
+  template <class P>
+  __host__ __device__ int operator()(const P&) const {
+    return rank;
+  }
+};
+
+// Particles compared as whole values, for sorting and set equality on the host.
+auto as_tuple(const Particle& p) { return std::make_tuple(p.x, p.y, p.z, p.vx, p.vy, p.vz); }
+bool before(const Particle& a, const Particle& b) { return as_tuple(a) < as_tuple(b); }
+std::vector<Particle> sorted(std::vector<Particle> v) {
+  std::sort(v.begin(), v.end(), before);
+  return v;
+}
+bool same_particles(const std::vector<Particle>& a, const std::vector<Particle>& b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), coalesce_test::same);
+}
+
+}  // namespace
+
+TEST_CASE("a migration's local half groups the departures by destination and keeps exactly the others") {
+  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
+  constexpr int ranks = 4, self = 1;
+  for (const std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(1000), std::size_t(100003)}) {
+    INFO(n << " particles");
+    const auto particles = random_particles(n);
+    coalesce::soa_vector<Particle> v(particles);
+    coalesce::soa_vector<Particle> departures;
+    std::vector<std::size_t> sent;
+    coalesce::pool_resource pool(v.stream());
+    coalesce::detail::owned_bytes<coalesce::pool_resource> counts(pool, ranks * sizeof(unsigned long long), 256);
+    coalesce::detail::pack_departures<std::uint32_t>(v, slab_of_x{ranks}, self, ranks, departures, sent,
+                                                     static_cast<unsigned long long*>(counts.get()));
+
+    // The host's model: the departures in index order within each destination, the rest kept.
+    std::array<std::vector<Particle>, ranks> bound;
+    std::vector<Particle> kept;
+    for (const Particle& p : particles) {
+      const int r = slab_of_x{ranks}(p);
+      (r == self ? kept : bound[std::size_t(r)]).push_back(p);
+    }
+    std::vector<Particle> expected_departures;
+    for (int r = 0; r < ranks; ++r) {
+      CHECK(sent[std::size_t(r)] == bound[std::size_t(r)].size());
+      expected_departures.insert(expected_departures.end(), bound[std::size_t(r)].begin(), bound[std::size_t(r)].end());
+    }
+    CHECK(same_particles(departures.to_vector(), expected_departures));
+    REQUIRE(v.size() == kept.size());
+    CHECK(same_particles(sorted(v.to_vector()), sorted(kept)));  // compacted: the order of the kept ones is not kept
+  }
+}
+
+TEST_CASE("migrate on a single rank keeps every particle where it is") {
+  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
+  single_rank nccl;
+  const auto particles = random_particles(5000);
+  coalesce::soa_vector<Particle> v(particles);
+  const auto moved = coalesce::migrate(v, always{0}, nccl.comm);
+  COALESCE_CUDA_CHECK(cudaStreamSynchronize(v.stream()));
+  CHECK(moved.departed == 0);
+  CHECK(moved.arrived == 0);
+  CHECK(same_particles(v.to_vector(), particles));
+}
+
+TEST_CASE("migrate refuses a destination outside the communicator, naming it, and moves nothing") {
+  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
+  single_rank nccl;
+  const auto particles = random_particles(3000);
+  coalesce::soa_vector<Particle> v(particles);
+  try {
+    coalesce::migrate(v, always{3}, nccl.comm);
+    FAIL("no exception for rank 3 of a communicator of 1");
+  } catch (const std::out_of_range& e) {
+    const std::string message = e.what();
+    CHECK(message.find("rank 3") != std::string::npos);
+    CHECK(message.find("3000 element(s)") != std::string::npos);
+  }
+  CHECK(same_particles(v.to_vector(), particles));
+  REQUIRE(cudaGetLastError() == cudaSuccess);
+}
+
+TEST_CASE("particle_migration between two GPUs of one process: each rank ends with the particles of its half") {
+  COALESCE_REQUIRE_TWO_GPUS();
+  constexpr int ranks = coalesce_test::two_ranks;
+  communicators nccl;
+  // Rank r starts with particles of its own half, then they drift: x += vx / 2 moves about a
+  // quarter of each half across the split at x = 0 (and some out of [-1, 1), which the slabs clamp).
+  std::array<std::vector<Particle>, ranks> start;
+  std::vector<Particle> everyone;
+  const auto all = random_particles(200000);
+  for (const Particle& p : all) start[std::size_t(slab_of_x{ranks}(p))].push_back(p);
+  std::vector<coalesce::soa_vector<Particle>> v;
+  for (int r = 0; r < ranks; ++r) {
+    for (Particle& p : start[std::size_t(r)]) {
+      p.x += 0.5f * p.vx;
+      everyone.push_back(p);
+    }
+    COALESCE_CUDA_CHECK(cudaSetDevice(r));
+    v.emplace_back(start[std::size_t(r)]);
+  }
+
+  std::vector<coalesce::particle_migration<Particle>> migrations;
+  for (int r = 0; r < ranks; ++r) {
+    COALESCE_CUDA_CHECK(cudaSetDevice(r));
+    migrations.emplace_back(v[std::size_t(r)], slab_of_x{ranks}, nccl.comm[std::size_t(r)]);
+  }
+  coalesce::throw_on_nccl_error(ncclGroupStart(), "ncclGroupStart");
+  for (auto& m : migrations) m.post_counts();
+  coalesce::throw_on_nccl_error(ncclGroupEnd(), "ncclGroupEnd");
+  for (int r = 0; r < ranks; ++r) {
+    COALESCE_CUDA_CHECK(cudaSetDevice(r));
+    migrations[std::size_t(r)].receive_counts();
+  }
+  coalesce::throw_on_nccl_error(ncclGroupStart(), "ncclGroupStart");
+  for (int r = 0; r < ranks; ++r) {
+    COALESCE_CUDA_CHECK(cudaSetDevice(r));
+    migrations[std::size_t(r)].post_particles();
+  }
+  coalesce::throw_on_nccl_error(ncclGroupEnd(), "ncclGroupEnd");
+
+  std::size_t total = 0;
+  std::vector<Particle> gathered;
+  for (int r = 0; r < ranks; ++r) {
+    COALESCE_CUDA_CHECK(cudaSetDevice(r));
+    const auto here = v[std::size_t(r)].to_vector();  // waits for the stream, so for the messages
+    INFO("rank " << r << ": " << migrations[std::size_t(r)].departed() << " left, " << migrations[std::size_t(r)].arrived()
+                 << " arrived");
+    CHECK(migrations[std::size_t(r)].departed() > 0);
+    CHECK(migrations[std::size_t(r)].arrived() == migrations[std::size_t(1 - r)].departed());
+    const auto elsewhere = std::count_if(here.begin(), here.end(), [&](const Particle& p) { return slab_of_x{ranks}(p) != r; });
+    CHECK(elsewhere == 0);
+    total += here.size();
+    gathered.insert(gathered.end(), here.begin(), here.end());
+  }
+  CHECK(total == all.size());
+  CHECK(same_particles(sorted(gathered), sorted(everyone)));
+}
