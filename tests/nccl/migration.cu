@@ -4,7 +4,8 @@
 //   grouped by destination rank in index order, with the counts per rank; the vector keeps
 //   exactly the others;
 // - a single rank keeps every particle;
-// - a destination outside the communicator throws, naming the rank, and moves nothing.
+// - a destination outside the communicator throws, naming the rank, and moves nothing;
+// - the local half's time on 32 M particles is printed (not asserted).
 // On two GPUs of one process (skipped with fewer): particles drift across the split at x = 0, and
 // after the four steps of particle_migration each rank holds exactly the particles of its half,
 // the count and every particle conserved.
@@ -94,6 +95,52 @@ TEST_CASE("a migration's local half groups the departures by destination and kee
     REQUIRE(v.size() == kept.size());
     CHECK(same_particles(sorted(v.to_vector()), sorted(kept)));  // compacted: the order of the kept ones is not kept
   }
+}
+
+// Not a target: what the local half costs, for docs/scaling.md. 32 M particles, a tenth leaving
+// for another rank, timed with events (median of 7) beside one pass that reads every column once.
+TEST_CASE("a migration's local half on 32 M particles, a tenth leaving: its time, printed") {
+  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
+  if (ct::under_sanitizer()) {
+    coalesce_test::record_unmeasured();
+    return;
+  }
+  const std::size_t n = std::size_t(32) << 20;
+  const coalesce::soa_vector<Particle> pristine(random_particles(n));
+  coalesce::soa_vector<Particle> v(n), departures;
+  std::vector<std::size_t> sent;
+  coalesce::pool_resource pool(v.stream());
+  coalesce::detail::owned_bytes<coalesce::pool_resource> counts(pool, 2 * sizeof(unsigned long long), 256);
+  cudaEvent_t begin, end;
+  COALESCE_CUDA_CHECK(cudaEventCreate(&begin));
+  COALESCE_CUDA_CHECK(cudaEventCreate(&end));
+  std::vector<float> local, restore;
+  for (int round = 0; round < 7; ++round) {
+    v.resize_for_overwrite(n);
+    COALESCE_CUDA_CHECK(cudaEventRecord(begin, v.stream()));
+    v.assign(pristine);  // one read and one write of every column: the reference pass
+    COALESCE_CUDA_CHECK(cudaEventRecord(end, v.stream()));
+    COALESCE_CUDA_CHECK(cudaEventSynchronize(end));
+    float ms = 0;
+    COALESCE_CUDA_CHECK(cudaEventElapsedTime(&ms, begin, end));
+    restore.push_back(ms);
+    COALESCE_CUDA_CHECK(cudaEventRecord(begin, v.stream()));
+    coalesce::detail::pack_departures<std::uint32_t>(v, coalesce_test::x_below{-0.8f}, 0, 2, departures, sent,
+                                                     static_cast<unsigned long long*>(counts.get()));
+    COALESCE_CUDA_CHECK(cudaEventRecord(end, v.stream()));
+    COALESCE_CUDA_CHECK(cudaEventSynchronize(end));
+    COALESCE_CUDA_CHECK(cudaEventElapsedTime(&ms, begin, end));
+    local.push_back(ms);
+  }
+  COALESCE_CUDA_CHECK(cudaEventDestroy(begin));
+  COALESCE_CUDA_CHECK(cudaEventDestroy(end));
+  std::sort(local.begin(), local.end());
+  std::sort(restore.begin(), restore.end());
+  const double departed_bytes = double(departures.size()) * sizeof(Particle);
+  std::printf("\nmigration's local half, %zu particles, %zu leaving (%.1f MB): %.3f ms; copying every column once: %.3f ms\n",
+              n, departures.size(), departed_bytes / 1e6, local[3], restore[3]);
+  CHECK(departures.size() == sent[1]);
+  CHECK(v.size() == n - departures.size());
 }
 
 TEST_CASE("migrate on a single rank keeps every particle where it is") {
