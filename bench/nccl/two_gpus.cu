@@ -341,14 +341,8 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--check") == 0) check_targets = true;
     else output = argv[i];
   }
-  if (auto reason = ct::gpu_unavailable_reason()) {
+  if (auto reason = ct::gpus_unavailable_reason(ranks)) {
     std::printf("SKIPPED: %s\n", reason->c_str());
-    return 77;
-  }
-  int devices = 0;
-  check(cudaGetDeviceCount(&devices), "cudaGetDeviceCount");
-  if (devices < ranks) {
-    std::printf("SKIPPED: needs 2 GPUs, found %d\n", devices);
     return 77;
   }
   cudaDeviceProp prop{};

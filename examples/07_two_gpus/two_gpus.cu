@@ -2,9 +2,9 @@
 // - a heat solve split into two blocks of rows: each Jacobi sweep first swaps the blocks' edge
 //   rows into each other's halo (coalesce::exchange_row_halos, straight from pitched memory), then
 //   runs coalesce::stencil on each block. The result must equal the same sweeps on one GPU.
-// - tracers drifting across the split at x = 0: after each drift, coalesce::particle_migration
-//   sends every tracer that crossed to the other GPU. The count and the sum of the tracers' ids
-//   must be conserved, and each GPU must hold exactly the tracers of its half.
+// - tracers drifting across the split at x = 0: after each drift, coalesce::migrate, given both
+//   GPUs' vectors, sends every tracer that crossed to the other GPU. The count and the sum of the
+//   tracers' ids must be conserved, and each GPU must hold exactly the tracers of its half.
 // Exits 77 (skipped) with fewer than two GPUs, 1 on a wrong result.
 #include <coalesce/algorithm.hpp>
 #include <coalesce/migration.hpp>
@@ -65,7 +65,7 @@ std::vector<float> one_gpu(const std::vector<float>& plate, std::size_t rows, st
 // halo), rank 1 rows own .. rows - 1 (the cold edge as its lower halo); each block's halo row on
 // the split holds the other block's edge row after an exchange.
 std::vector<float> two_gpus(const std::vector<float>& plate, std::size_t rows, std::size_t cols, int sweeps,
-                            const std::array<ncclComm_t, ranks>& comm) {
+                            const std::vector<ncclComm_t>& comm) {
   const std::size_t own = (rows - 2) / ranks;  // each block's rows, between its two halos
   std::vector<coalesce::pitched_matrix<float>> u, next;
   for (int r = 0; r < ranks; ++r) {
@@ -108,25 +108,19 @@ int main() {
   const int sweeps = 200;
   std::printf("two GPUs: %d Jacobi sweeps on a %zu x %zu plate split into two blocks of rows; tracers across x = 0\n",
               sweeps, rows, cols);
-  if (auto reason = ct::gpu_unavailable_reason()) {
+  if (auto reason = ct::gpus_unavailable_reason(ranks)) {
     std::printf("SKIPPED: %s\n", reason->c_str());
     return 77;
   }
-  int devices = 0;
-  check(cudaGetDeviceCount(&devices), "cudaGetDeviceCount");
-  if (devices < ranks) {
-    std::printf("SKIPPED: needs 2 GPUs, found %d\n", devices);
-    return 77;
-  }
-  std::array<ncclComm_t, ranks> comm{};
-  const std::array<int, ranks> gpus{0, 1};
-  check(ncclCommInitAll(comm.data(), ranks, gpus.data()), "ncclCommInitAll");
+  std::vector<ncclComm_t> comms(ranks);
+  const std::vector<int> gpus{0, 1};
+  check(ncclCommInitAll(comms.data(), ranks, gpus.data()), "ncclCommInitAll");
   int status = 0;
 
   std::vector<float> plate(rows * cols, 0.0f);
   for (std::size_t c = 0; c < cols; ++c) plate[c] = 100.0f;  // the hot edge
   const auto reference = one_gpu(plate, rows, cols, sweeps);
-  const auto split = two_gpus(plate, rows, cols, sweeps, comm);
+  const auto split = two_gpus(plate, rows, cols, sweeps, comms);
   std::size_t wrong = 0;
   for (std::size_t i = 0; i < split.size(); ++i) wrong += split[i] != reference[i];
   if (wrong != 0) {
@@ -152,7 +146,6 @@ int main() {
   const float dt = 0.05f;
   std::size_t crossed = 0;
   for (int step = 0; step < 20; ++step) {
-    std::vector<coalesce::particle_migration<Tracer>> moves;
     for (int g = 0; g < ranks; ++g) {
       check(cudaSetDevice(g), "cudaSetDevice");
       coalesce::for_each(tracers[g].view(), [=] __device__(auto t) {  // drift, reflected at the box's walls
@@ -161,25 +154,9 @@ int main() {
         t.x = x;
         t.vx = vx;
       }, tracers[g].stream());
-      moves.emplace_back(tracers[g], side_of_x{}, comm[g]);
     }
-    check(ncclGroupStart(), "ncclGroupStart");
-    for (int g = 0; g < ranks; ++g) {
-      check(cudaSetDevice(g), "cudaSetDevice");
-      moves[g].post_counts();
-    }
-    check(ncclGroupEnd(), "ncclGroupEnd");
-    for (int g = 0; g < ranks; ++g) {
-      check(cudaSetDevice(g), "cudaSetDevice");
-      moves[g].receive_counts();
-    }
-    check(ncclGroupStart(), "ncclGroupStart");
-    for (int g = 0; g < ranks; ++g) {
-      check(cudaSetDevice(g), "cudaSetDevice");
-      moves[g].post_particles();
-    }
-    check(ncclGroupEnd(), "ncclGroupEnd");
-    for (const auto& m : moves) crossed += m.departed();
+    const auto moves = coalesce::migrate(tracers, side_of_x{}, comms, gpus);
+    for (const auto& m : moves) crossed += m.departed;
   }
 
   std::size_t total = 0;
@@ -200,6 +177,6 @@ int main() {
               crossed, total, n, id_sum, expected_sum, misplaced);
   if (total != n || id_sum != expected_sum || misplaced != 0 || crossed == 0) status = 1;
 
-  for (auto c : comm) (void)ncclCommDestroy(c);
+  for (auto c : comms) (void)ncclCommDestroy(c);
   return status;
 }

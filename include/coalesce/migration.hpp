@@ -20,7 +20,8 @@
 //
 // coalesce never creates processes or communicators (see nccl.hpp). With one process per GPU,
 // migrate does everything. A process that drives several GPUs (ncclCommInitAll) must post every
-// rank's messages inside one NCCL group, so it runs particle_migration's four steps itself:
+// rank's messages inside one NCCL group: migrate(vectors, destination, comms, devices) does that,
+// or the process runs particle_migration's four steps itself:
 //
 //   std::vector<coalesce::particle_migration<Particle>> m;             // one per GPU, that GPU current
 //   for (int r = 0; r < n; ++r) m.emplace_back(particles[r], destination, comms[r]);
@@ -440,6 +441,41 @@ migration_counts migrate(soa_vector<T, device_space, Resource>& particles, Desti
   migration.receive_counts();
   migration.post_particles();
   return {migration.departed(), migration.arrived()};
+}
+
+// The same for a process that drives several GPUs, one rank each: particles[r] lives on GPU
+// devices[r], and comms[r] is its rank (from ncclCommInitAll). Runs the four steps of every rank,
+// each with its GPU current, posting the messages of all of them in one NCCL group per step, and
+// makes the GPU that was current current again. Returns each rank's counts. Throws
+// std::invalid_argument if the three lists differ in length, and as migrate does.
+template <class T, class Resource, class Destination>
+std::vector<migration_counts> migrate(std::vector<soa_vector<T, device_space, Resource>>& particles, Destination destination,
+                                      const std::vector<ncclComm_t>& comms, const std::vector<int>& devices) {
+  if (comms.size() != particles.size() || devices.size() != particles.size())
+    throw std::invalid_argument("coalesce::migrate: " + std::to_string(particles.size()) + " vectors, " +
+                                std::to_string(comms.size()) + " communicators and " + std::to_string(devices.size()) +
+                                " devices; give one of each per rank");
+  int current = 0;
+  throw_on_error(::cudaGetDevice(&current), "coalesce::migrate: cudaGetDevice");
+  struct restore_device {
+    int device;
+    ~restore_device() { (void)::cudaSetDevice(device); }
+  } restore{current};
+  const auto on = [&](std::size_t r) { throw_on_error(::cudaSetDevice(devices[r]), "coalesce::migrate: cudaSetDevice"); };
+  const auto each_in_one_group = [&](auto&& step) {
+    throw_on_nccl_error(::ncclGroupStart(), "coalesce::migrate: ncclGroupStart");
+    for (std::size_t r = 0; r < particles.size(); ++r) on(r), step(r);
+    throw_on_nccl_error(::ncclGroupEnd(), "coalesce::migrate: ncclGroupEnd");
+  };
+  std::vector<particle_migration<T, Resource>> migrations;
+  migrations.reserve(particles.size());
+  for (std::size_t r = 0; r < particles.size(); ++r) on(r), migrations.emplace_back(particles[r], destination, comms[r]);
+  each_in_one_group([&](std::size_t r) { migrations[r].post_counts(); });
+  for (std::size_t r = 0; r < particles.size(); ++r) on(r), migrations[r].receive_counts();
+  each_in_one_group([&](std::size_t r) { migrations[r].post_particles(); });
+  std::vector<migration_counts> counts;
+  for (const auto& m : migrations) counts.push_back({m.departed(), m.arrived()});
+  return counts;
 }
 
 }  // namespace coalesce

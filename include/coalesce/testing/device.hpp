@@ -54,6 +54,16 @@ inline std::optional<std::string> gpu_unavailable_reason() {
   return std::nullopt;
 }
 
+// Why `gpus` GPUs cannot be used in this process (none at all, or fewer than that many), or
+// nothing when they can: what a multi-GPU test or example prints when it skips.
+inline std::optional<std::string> gpus_unavailable_reason(int gpus) {
+  if (auto reason = gpu_unavailable_reason()) return reason;
+  int count = 0;
+  throw_on_error(::cudaGetDeviceCount(&count), "cudaGetDeviceCount");
+  if (count < gpus) return "needs " + std::to_string(gpus) + " GPUs in this process, found " + std::to_string(count);
+  return std::nullopt;
+}
+
 // True when the environment variable `name` is set to something other than "" or "0".
 inline bool env_flag(const char* name) {
   const char* value = std::getenv(name);
