@@ -342,6 +342,22 @@ COALESCE_DEVICE COALESCE_FORCEINLINE void store_outputs(Out* row, Index c0, Inde
   }
 }
 
+// A thread's outputs in K consecutive rows from `first`, those inside [0, rows) (under interior,
+// its interior rows): row_of(r) is output row r, value_of(k, j) output j of the thread's vector
+// in its k-th row.
+template <int R, int V, int K, class Policy, class Index, class RowOf, class ValueOf>
+COALESCE_DEVICE COALESCE_FORCEINLINE void store_rows(Index first, Index rows, Index c0, Index cols, bool whole, const RowOf& row_of,
+                                                     const ValueOf& value_of) {
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const Index r = first + k;
+    if (r >= rows) break;
+    if constexpr (is_interior_v<Policy>)
+      if (!interior_contains(Index(R), r, rows)) continue;
+    store_outputs<R, V, Policy>(row_of(r), c0, cols, whole, [&](int j) { return value_of(k, j); });
+  }
+}
+
 // The band walk (see stencil_block_threads): every input of the same element size, 16-byte
 // aligned rows, R <= V. Thread (x, y) of block (bx, by) takes vector bx * blockDim.x + x of every
 // row of band by * blockDim.y + y, striding down where the matrix has more bands than the grid
@@ -362,15 +378,9 @@ COALESCE_DEVICE COALESCE_FORCEINLINE void walk_bands(const Policy& policy, const
       (cuda::std::get<I>(patches).load(cuda::std::get<I>(in), r0, c0, whole_vector, policy), ...);
       bool whole = whole_vector && vector_stores;
       if constexpr (is_interior_v<Policy>) whole = whole && c0 >= R && c0 + V + R <= cols;
-#pragma unroll
-      for (int k = 0; k < K; ++k) {
-        const Index r = r0 + k;
-        if (r >= rows) break;
-        if constexpr (is_interior_v<Policy>)
-          if (!interior_contains(Index(R), r, rows)) continue;
-        store_outputs<R, V, Policy>(out.row(std::size_t(r)), c0, cols, whole,
-                                    [&](int j) { return static_cast<Out>(f(cuda::std::get<I>(patches).at(k, j)...)); });
-      }
+      store_rows<R, V, K, Policy>(
+          r0, rows, c0, cols, whole, [&](Index r) { return out.row(std::size_t(r)); },
+          [&](int k, int j) { return static_cast<Out>(f(cuda::std::get<I>(patches).at(k, j)...)); });
     };
     const Index v = Index(blockIdx.x) * Index(blockDim.x) + Index(threadIdx.x);
     if (v >= vectors_per_row) return;
@@ -544,15 +554,9 @@ COALESCE_DEVICE COALESCE_FORCEINLINE void walk_queues(const Policy& policy, cons
         (cuda::std::get<I>(queues).start(cuda::std::get<I>(in), z_begin, y0, c0, whole_vector, policy), ...);
         for (Index z = z_begin; z < z_end; ++z) {
           (cuda::std::get<I>(queues).advance(cuda::std::get<I>(in), z, y0, c0, whole_vector, policy), ...);
-#pragma unroll
-          for (int k = 0; k < KY; ++k) {
-            const Index y = y0 + k;
-            if (y >= rows) break;
-            if constexpr (is_interior_v<Policy>)
-              if (!interior_contains(Index(R), y, rows)) continue;
-            store_outputs<R, V, Policy>(out.row(std::size_t(z), std::size_t(y)), c0, cols, whole,
-                                        [&](int j) { return static_cast<Out>(f(cuda::std::get<I>(queues).at(k, j)...)); });
-          }
+          store_rows<R, V, KY, Policy>(
+              y0, rows, c0, cols, whole, [&](Index y) { return out.row(std::size_t(z), std::size_t(y)); },
+              [&](int k, int j) { return static_cast<Out>(f(cuda::std::get<I>(queues).at(k, j)...)); });
         }
       }
     }
