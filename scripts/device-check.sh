@@ -15,6 +15,13 @@
 #               left out. Output: sanitizers.txt
 #   bench       coalesce_bench --check: every coalesce row against its targets. Output: bench.txt and
 #               bench/ (table, CSV, JSON, targets, charts)
+#   two_gpus    on a machine with two GPUs (not one of the default steps): the NCCL tests and the
+#               two-GPU example (label nccl) with the GPUs required, the NCCL test executables under
+#               the four sanitizers, and coalesce_bench_two_gpus --check. memcheck and initcheck run
+#               with --report-api-errors no there: NCCL's initialization probes for kernels that are
+#               not built for the device (cudaErrorNoKernelImageForDevice), which is NCCL's own API
+#               error, not a memory error. Output: two-gpus.txt, sanitizers-two-gpus.txt,
+#               bench-two-gpus.txt
 # Defaults: --build-dir build/device, --results <build-dir>/results.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -25,8 +32,8 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --build-dir) build=$2; shift 2 ;;
     --results) results=$2; shift 2 ;;
-    tests|sanitizers|bench) steps+=("$1"); shift ;;
-    *) echo "usage: $0 [--build-dir DIR] [--results DIR] [tests] [sanitizers] [bench]" >&2; exit 2 ;;
+    tests|sanitizers|bench|two_gpus) steps+=("$1"); shift ;;
+    *) echo "usage: $0 [--build-dir DIR] [--results DIR] [tests] [sanitizers] [bench] [two_gpus]" >&2; exit 2 ;;
   esac
 done
 [ ${#steps[@]} -eq 0 ] && steps=(tests sanitizers bench)
@@ -52,16 +59,21 @@ run_tests() {
   grep -q "100% tests passed" "$results/device-tests.txt" || fail "device tests (see $results/device-tests.txt)"
 }
 
-run_sanitizers() {
-  local sanitizer log rc
+# sanitize OUTPUT PREFIX [options for memcheck and initcheck]: every test executable
+# $build/tests/PREFIX* under the four tools.
+sanitize() {
+  local output=$1 prefix=$2 sanitizer log rc options
+  shift 2
   sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-  : >"$results/sanitizers.txt"
+  : >"$results/$output"
   for tool in memcheck racecheck initcheck synccheck; do
-    echo "== compute-sanitizer --tool $tool" | tee -a "$results/sanitizers.txt"
-    for exe in "$build"/tests/device.*; do
+    echo "== compute-sanitizer --tool $tool" | tee -a "$results/$output"
+    options=()
+    [ "$tool" = memcheck ] || [ "$tool" = initcheck ] && options=("$@")
+    for exe in "$build"/tests/"$prefix"*; do
       [ -x "$exe" ] || continue
       log=$(mktemp)
-      COALESCE_SANITIZER=1 "$sanitizer" --tool "$tool" --error-exitcode 99 --print-limit 20 "$exe" '~[no-sanitizer]' \
+      COALESCE_SANITIZER=1 "$sanitizer" --tool "$tool" "${options[@]}" --error-exitcode 99 --print-limit 20 "$exe" '~[no-sanitizer]' \
         >"$log" 2>&1
       rc=$?
       if [ $rc -eq 77 ]; then
@@ -76,18 +88,31 @@ run_sanitizers() {
         grep -A3 "=========" "$log" | head -40
       else
         echo "clean: $tool on $(basename "$exe"): $(grep -o 'ERROR SUMMARY: [0-9]* errors\|RACECHECK SUMMARY: [0-9]* hazards displayed' "$log" | head -1); $(grep -o 'test cases: [0-9]* | [0-9]* passed\|All tests passed ([0-9]* assertions\? in [0-9]* test cases\?)' "$log" | head -1); $(grep -o 'NOT MEASURED: [0-9]* test case(s)' "$log" || echo 'every case measured')"
-      fi 2>&1 | relative | tee -a "$results/sanitizers.txt"
+      fi 2>&1 | relative | tee -a "$results/$output"
       rm -f "$log"
     done
   done
-  grep -q "^FAILED" "$results/sanitizers.txt" && status=1
+  grep -q "^FAILED" "$results/$output" && status=1
 }
+
+run_sanitizers() { sanitize sanitizers.txt device.; }
 
 run_bench() {
   echo "== coalesce_bench --check"
   cmake --build "$build" --target coalesce_bench || { fail "building coalesce_bench"; return; }
   "$build/bench/coalesce_bench" --check "$results/bench" 2>&1 | relative | tee "$results/bench.txt"
   [ "${PIPESTATUS[0]}" -eq 0 ] || fail "coalesce_bench --check (see $results/bench.txt)"
+}
+
+run_two_gpus() {
+  echo "== NCCL tests and the two-GPU example (two GPUs required)"
+  COALESCE_REQUIRE_GPU=1 ctest --test-dir "$build" -L nccl -V 2>&1 | relative | tee "$results/two-gpus.txt"
+  grep -q "100% tests passed" "$results/two-gpus.txt" || fail "NCCL tests (see $results/two-gpus.txt)"
+  grep -q "SKIPPED" "$results/two-gpus.txt" && fail "an NCCL test or the example skipped (see $results/two-gpus.txt)"
+  sanitize sanitizers-two-gpus.txt nccl. --report-api-errors no
+  cmake --build "$build" --target coalesce_bench_two_gpus || { fail "building coalesce_bench_two_gpus"; return; }
+  "$build/bench/coalesce_bench_two_gpus" --check "$results/bench-two-gpus.txt" 2>&1 | relative
+  [ "${PIPESTATUS[0]}" -eq 0 ] || fail "coalesce_bench_two_gpus --check (see $results/bench-two-gpus.txt)"
 }
 
 for step in "${steps[@]}"; do "run_$step"; done
