@@ -51,10 +51,10 @@
 
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_select.cuh>
+#include <cub/device/device_transform.cuh>
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 #include <thrust/iterator/counting_iterator.h>
-#include <thrust/iterator/transform_iterator.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -190,18 +190,6 @@ __global__ void __launch_bounds__(migration_threads)
   store_element(v, holes[k], moved);
 }
 
-// out[k] = in[k] for k < count, on the device (in: an iterator).
-template <class In, class Index>
-__global__ void __launch_bounds__(migration_threads) copy_indices_kernel(In in, Index* out, std::size_t count) {
-  const std::size_t k = std::size_t(blockIdx.x) * migration_threads + threadIdx.x;
-  if (k < count) out[k] = in[k];
-}
-template <class In, class Index>
-void copy_indices(In in, Index* out, std::size_t count, cudaStream_t stream) {
-  copy_indices_kernel<<<blocks_for(count, migration_threads, "coalesce::migrate"), migration_threads, 0, stream>>>(in, out, count);
-  throw_if_launch_failed("coalesce::migrate: the kernel that extracts the departures' indices");
-}
-
 // The bits a value below `count` needs (at least 1).
 inline int bits_below(std::size_t count) {
   int bits = 1;
@@ -282,14 +270,12 @@ void pack_departures(soa_vector<T, device_space, Resource>& v, const Destination
   // The departures' indices in that order (into the list the keys came from), then every column
   // gathered by them.
   auto* const departing = reinterpret_cast<Index*>(keys);
-  const auto indices = thrust::make_transform_iterator(sorted_keys, index_of_key<Index>{(1ull << index_bits) - 1});
+  throw_on_error(cub::DeviceTransform::Transform(sorted_keys, departing, m, index_of_key<Index>{(1ull << index_bits) - 1}, stream),
+                 "coalesce::migrate: cub::DeviceTransform::Transform");
+  launch_gather(v.const_view(), static_cast<const Index*>(departing), m, departures.view(), stream, what);
   const owned_bytes<pool_resource> lists(pool, 2 * m * sizeof(Index), allocation_alignment);
   auto* const holes = static_cast<Index*>(lists.get());
   auto* const fillers = holes + m;
-  {
-    copy_indices(indices, departing, m, stream);
-    launch_gather(v.const_view(), static_cast<const Index*>(departing), m, departures.view(), stream, what);
-  }
 
   // The holes below the new size, and as many particles above it that stay, both in a fixed order.
   const Index kept = static_cast<Index>(n - m);
