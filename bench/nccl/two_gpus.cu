@@ -6,7 +6,8 @@
 //
 // Every figure is the median over rounds of the slower GPU's time (events on each GPU's stream).
 // - halo exchange, 8192 x 8192 floats split in two: rows (sent from pitched memory as they are)
-//   and columns (packed and unpacked), halos 1 and 4 wide;
+//   and columns (packed and unpacked), halos 1 and 4 wide; a 512^3 volume split in two along z
+//   (planes as they are) and along x (packed), halo 1;
 // - migration of 10% of 32 M particles of six floats on each GPU (each sends 10% to the other);
 // - a Jacobi sweep of an 8192 x 8192 plate on one GPU against the same plate on each of two,
 //   their halos exchanged with and without overlap (the inner rows computed while the halo rows
@@ -17,6 +18,7 @@
 #include <coalesce/migration.hpp>
 #include <coalesce/nccl.hpp>
 #include <coalesce/pitched_matrix.hpp>
+#include <coalesce/pitched_volume.hpp>
 #include <coalesce/soa.hpp>
 #include <coalesce/stencil.hpp>
 #include <coalesce/testing/testing.hpp>
@@ -203,6 +205,48 @@ std::vector<row> halo_rows(gpu_pair& g) {
       rows.push_back({"halo exchange, 8192^2 floats split into 2 blocks of columns, halo " + std::to_string(halo),
                       "coalesce::column_halo_exchange (pack, post, unpack)", "ncclSend/ncclRecv of the same bytes", ms,
                       g.raw_exchange_ms(bytes, 1), 0.8});
+      for (int r = ranks - 1; r >= 0; --r) {  // each exchange frees its buffers on its own device
+        check(cudaSetDevice(r), "cudaSetDevice");
+        exchange.pop_back();
+      }
+    }
+  }
+  // A 512^3 volume split in two along z (whole planes, sent as they are) and along x (faces
+  // across columns, packed), halo 1: the same bytes per exchange, 512^2 floats each way.
+  const std::size_t side = 512, half = side / 2;
+  for (const auto axis : {coalesce::volume_axis::z, coalesce::volume_axis::x}) {
+    const bool z = axis == coalesce::volume_axis::z;
+    std::vector<coalesce::pitched_volume<float>> block;
+    std::vector<coalesce::volume_halo_exchange<float>> exchange;
+    const std::array<coalesce::axis_neighbours, ranks> neighbours{coalesce::axis_neighbours{-1, 1}, coalesce::axis_neighbours{0, -1}};
+    for (int r = 0; r < ranks; ++r) {
+      check(cudaSetDevice(r), "cudaSetDevice");
+      block.emplace_back(z ? half + 2 : side, side, z ? side : half + 2, 1.0f);
+      exchange.emplace_back(block[r].view(), axis, 1, neighbours[r], g.comm[r], g.stream[r]);
+    }
+    const double ms = g.median_ms([] {}, [&] {
+      for (int r = 0; r < ranks; ++r) {
+        check(cudaSetDevice(r), "cudaSetDevice");
+        exchange[r].pack();
+      }
+      check(ncclGroupStart(), "ncclGroupStart");
+      for (int r = 0; r < ranks; ++r) {
+        check(cudaSetDevice(r), "cudaSetDevice");
+        exchange[r].post();
+      }
+      check(ncclGroupEnd(), "ncclGroupEnd");
+      for (int r = 0; r < ranks; ++r) {
+        check(cudaSetDevice(r), "cudaSetDevice");
+        exchange[r].unpack();
+      }
+    });
+    rows.push_back({std::string("halo exchange, 512^3 floats split into 2 blocks along ") + (z ? "z (planes)" : "x (columns)") +
+                        ", halo 1",
+                    std::string("coalesce::volume_halo_exchange") + (z ? " (sent as it is)" : " (pack, post, unpack)"),
+                    "ncclSend/ncclRecv of the same bytes", ms, g.raw_exchange_ms(side * side * sizeof(float), 1), 0.8});
+    for (int r = ranks - 1; r >= 0; --r) {  // each exchange frees its buffers on its own device
+      check(cudaSetDevice(r), "cudaSetDevice");
+      exchange.pop_back();
     }
   }
   return rows;

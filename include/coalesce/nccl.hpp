@@ -1,27 +1,37 @@
-// coalesce: halo exchange between GPUs over NCCL, for a matrix split into blocks of rows.
+// coalesce: halo exchange between GPUs over NCCL, for a matrix or a volume split into blocks.
 //
-// Each GPU (each NCCL rank) holds one block of rows of a global matrix, as a pitched matrix with
-// `halo` extra rows above and below: rows [0, halo) hold the rows of the rank above, rows
-// [rows - halo, rows) those of the rank below, and the rows between are the block's own. An
-// exchange sends the block's first `halo` own rows up and its last `halo` own rows down, and
-// receives its halos. Rows are contiguous in pitched memory, so each message is one run of bytes
-// straight from the matrix: no packing.
-//
-// A split into columns is the same with halo columns left and right; a column strip is not
-// contiguous, so column_halo_exchange packs the strips it sends into a buffer and unpacks the
-// ones it receives (cudaMemcpy2DAsync: rows of `halo` elements, one per matrix row). For a split
-// into both, exchange the rows first and then the columns over every row, halo rows included:
-// the corners then come along. Particles move between ranks through migration.hpp.
+// Each GPU (each NCCL rank) holds one block of a global grid, with `halo` extra layers on either
+// side along the axis it is split: an exchange sends the block's first and last `halo` own layers
+// to the neighbours on either side, and receives theirs into its halos.
+// - A matrix split into blocks of rows (exchange_row_halos, row_halo_exchange): rows are
+//   contiguous in pitched memory, so each message is one run of bytes straight from the matrix:
+//   no packing.
+// - A matrix split into blocks of columns (column_halo_exchange): a column strip is not contiguous,
+//   so the strips sent are packed into a buffer and the ones received unpacked, by one coalesced
+//   kernel launch for both sides (detail/box_copy.hpp).
+// - A volume split along z, y or x (volume_halo_exchange): faces across z planes of a whole
+//   volume go as they are, like rows; faces across rows or columns are packed like column strips.
+// For a split along several axes, exchange one axis after the other, each over the whole extent
+// of the others, halos included: the edges and corners then come along. Particles move between
+// ranks through migration.hpp.
 //
 // coalesce never creates processes or communicators: the user passes an ncclComm_t, so the same
 // calls serve one process driving several GPUs (ncclCommInitAll; call the exchanges of all its
 // ranks between one ncclGroupStart and ncclGroupEnd) and one process per GPU (ncclCommInitRank).
-// Host-capable (no kernels); needs NCCL's header and library (CMake target coalesce::nccl).
+// Needs a CUDA compiler (the packing kernels) and NCCL's header and library (CMake target
+// coalesce::nccl).
 #pragma once
 
+#if !defined(__CUDACC__)
+// One error instead of pages: a host compiler stops at the first CUDA keyword in here.
+#  error "coalesce/nccl.hpp launches packing kernels: include it from a .cu file (or a source with LANGUAGE CUDA), compiled by nvcc"
+#else
+
+#include <coalesce/detail/box_copy.hpp>
 #include <coalesce/error.hpp>
 #include <coalesce/memory.hpp>
 #include <coalesce/pitched_matrix.hpp>
+#include <coalesce/pitched_volume.hpp>
 
 #include <cuda_runtime_api.h>
 #include <nccl.h>
@@ -59,36 +69,41 @@ struct row_neighbours {
 
 namespace detail {
 
-// The bytes of `count` rows of `block` from row `first`: from the first element of the first row
-// to the last element of the last (the padding between rows goes along, the padding after the
-// last row does not).
-template <class T>
-std::pair<unsigned char*, std::size_t> row_bytes(const pitched_view<T>& block, std::size_t first, std::size_t count) {
-  auto* start = reinterpret_cast<unsigned char*>(const_cast<std::remove_const_t<T>*>(block.row(first)));
-  return {start, (count - 1) * block.pitch_bytes() + block.cols() * sizeof(T)};
-}
-
-// One side of a halo exchange along an axis: the neighbour's rank (-1: none), the bytes sent to
-// it and the buffer that receives its bytes, `bytes` long each.
+// One side of a halo exchange along an axis: the neighbour's rank (-1: none), where the layers
+// sent to it start and where its layers are received.
 struct halo_side {
   int peer;
   const void* send;
   void* receive;
 };
 
+// How one side's layers travel: `count` messages of `bytes` bytes, `stride` bytes apart (the same
+// on both ends, whose layers have one shape).
+struct halo_messages {
+  std::size_t bytes;
+  std::size_t count = 1;
+  std::size_t stride = 0;
+};
+
 // Posts one rank's halo messages as one NCCL group (joining the caller's, if one is open).
 // NCCL pairs the messages between two ranks in the order they are posted, so every rank posts
-// its message towards `next` (below, right) first and towards `previous` second: where one rank is
-// both neighbours (two ranks, periodic, or one rank alone) each message still lands in the right
-// halo.
-inline void post_halo_messages(const halo_side& previous, const halo_side& next, std::size_t bytes, ncclComm_t comm,
-                               cudaStream_t stream, const char* what) {
+// its messages towards `next` (below, right, after) first and towards `previous` second: where one
+// rank is both neighbours (two ranks, periodic, or one rank alone) each message still lands in
+// the right halo.
+inline void post_halo_messages(const halo_side& previous, const halo_side& next, const halo_messages& layers,
+                               ncclComm_t comm, cudaStream_t stream, const char* what) {
+  const auto at = [&](const void* start, std::size_t k) { return static_cast<const unsigned char*>(start) + k * layers.stride; };
+  const auto to = [&](void* start, std::size_t k) { return static_cast<unsigned char*>(start) + k * layers.stride; };
   throw_on_nccl_error(::ncclGroupStart(), what);
   try {
-    if (next.peer >= 0) throw_on_nccl_error(::ncclSend(next.send, bytes, ncclUint8, next.peer, comm, stream), what);
-    if (previous.peer >= 0) throw_on_nccl_error(::ncclRecv(previous.receive, bytes, ncclUint8, previous.peer, comm, stream), what);
-    if (previous.peer >= 0) throw_on_nccl_error(::ncclSend(previous.send, bytes, ncclUint8, previous.peer, comm, stream), what);
-    if (next.peer >= 0) throw_on_nccl_error(::ncclRecv(next.receive, bytes, ncclUint8, next.peer, comm, stream), what);
+    for (std::size_t k = 0; next.peer >= 0 && k < layers.count; ++k)
+      throw_on_nccl_error(::ncclSend(at(next.send, k), layers.bytes, ncclUint8, next.peer, comm, stream), what);
+    for (std::size_t k = 0; previous.peer >= 0 && k < layers.count; ++k)
+      throw_on_nccl_error(::ncclRecv(to(previous.receive, k), layers.bytes, ncclUint8, previous.peer, comm, stream), what);
+    for (std::size_t k = 0; previous.peer >= 0 && k < layers.count; ++k)
+      throw_on_nccl_error(::ncclSend(at(previous.send, k), layers.bytes, ncclUint8, previous.peer, comm, stream), what);
+    for (std::size_t k = 0; next.peer >= 0 && k < layers.count; ++k)
+      throw_on_nccl_error(::ncclRecv(to(next.receive, k), layers.bytes, ncclUint8, next.peer, comm, stream), what);
   } catch (...) {
     (void)::ncclGroupEnd();
     throw;
@@ -96,29 +111,39 @@ inline void post_halo_messages(const halo_side& previous, const halo_side& next,
   throw_on_nccl_error(::ncclGroupEnd(), what);
 }
 
+inline void require_room_for_halos(std::size_t extent, std::size_t halo, const char* what, const char* layers) {
+  if (extent < 3 * halo)
+    throw std::invalid_argument(std::string(what) + ": a block of " + std::to_string(extent) + " " + layers +
+                                " cannot hold two halos of " + std::to_string(halo) + " " + layers + " and the " +
+                                layers + " it sends");
+}
+
 }  // namespace detail
 
 // Sends the block's first and last `halo` own rows to the ranks above and below, and receives
 // their rows into its halos, ordered on `stream`: work queued on `stream` afterwards sees the
 // halos, and `stream` must be ordered after the writes of the rows it sends. Every rank's block
-// must have the same columns and pitch (the matrices of one shape and policy do). One NCCL group;
-// inside a group the caller opened, it joins that one. Throws std::invalid_argument if the block
-// is too short for its halos, coalesce::nccl_error if NCCL fails.
+// must have the same columns and pitch (the matrices of one shape and policy do). The `halo` rows
+// go as one message each way where the block owns the padding between its rows (a whole
+// matrix's view does), and one message per row where it does not (a block narrower than its
+// matrix: the padding is its neighbour's columns). One NCCL group; inside a group the caller
+// opened, it joins that one. Throws std::invalid_argument if the block is too short for its
+// halos, coalesce::nccl_error if NCCL fails.
 template <class T>
 void exchange_row_halos(pitched_view<T> block, std::size_t halo, row_neighbours neighbours, ncclComm_t comm,
                         cudaStream_t stream) {
   static_assert(!std::is_const_v<T>, "coalesce::exchange_row_halos: the block receives its halos: pass a writable view");
   constexpr const char* what = "coalesce::exchange_row_halos";
   if (halo == 0 || (neighbours.above < 0 && neighbours.below < 0)) return;
-  if (block.rows() < 3 * halo)
-    throw std::invalid_argument(std::string(what) + ": a block of " + std::to_string(block.rows()) +
-                                " rows cannot hold two halos of " + std::to_string(halo) +
-                                " rows and the rows it sends");
+  detail::require_room_for_halos(block.rows(), halo, what, "rows");
+  const std::size_t row_bytes = block.cols() * sizeof(T);
+  const auto layers = block.owned_row_bytes() == block.pitch_bytes()
+                          ? detail::halo_messages{(halo - 1) * block.pitch_bytes() + row_bytes}
+                          : detail::halo_messages{row_bytes, halo, block.pitch_bytes()};
   const std::size_t own_first = halo, own_last = block.rows() - 2 * halo;  // the rows sent up, and down
-  const auto rows_at = [&](std::size_t first_row) { return detail::row_bytes(block, first_row, halo).first; };
-  detail::post_halo_messages(detail::halo_side{neighbours.above, rows_at(own_first), rows_at(0)},
-                             detail::halo_side{neighbours.below, rows_at(own_last), rows_at(block.rows() - halo)},
-                             detail::row_bytes(block, 0, halo).second, comm, stream, what);
+  detail::post_halo_messages(detail::halo_side{neighbours.above, block.row(own_first), block.row(0)},
+                             detail::halo_side{neighbours.below, block.row(own_last), block.row(block.rows() - halo)}, layers,
+                             comm, stream, what);
 }
 
 // The split-phase form, for overlap: start() queues the exchange on a stream of its own, and
@@ -166,56 +191,80 @@ struct column_neighbours {
   int right = -1;
 };
 
-// A block of columns with `halo` columns on either side: columns [0, halo) receive the last own
-// columns of the rank on the left, [cols - halo, cols) the first of the rank on the right. The
-// exchange runs in three steps on one stream, given when it is made:
-//   pack()   copies the block's first and last `halo` own columns into send buffers;
-//   post()   sends them and receives the neighbours' into receive buffers (one NCCL group; inside a
-//            group the caller opened - one process driving several GPUs posts every rank's
+// The axes of a volume, named by the coordinate that changes along them: a split along z gives
+// each rank a block of whole planes, along y a block of rows of every plane, along x of columns.
+enum class volume_axis { z, y, x };
+
+// The ranks that own the blocks before a block (smaller coordinates along the axis) and after it;
+// -1 at the domain's edge.
+struct axis_neighbours {
+  int before = -1;
+  int after = -1;
+};
+
+// The halo exchange of a volume split along one axis. The block holds `halo` extra layers on
+// either side along `axis`: layers [0, halo) receive the last own layers of the rank before, the
+// last `halo` layers the first own layers of the rank after. It runs in three steps on one stream,
+// given when it is made:
+//   pack()   copies the block's first and last `halo` own layers into send buffers;
+//   post()   sends them and receives the neighbours' into receive buffers (one NCCL group; inside
+//            a group the caller opened - one process driving several GPUs posts every rank's
 //            exchange in one group - it joins that one);
-//   unpack() copies what was received into the halo columns; call it after the group has ended.
-// exchange() does the three for one rank per process. The four strips, rows x halo elements each,
-// are one allocation from coalesce's pool on the stream, freed in stream order when the exchange
-// is destroyed. Throws std::invalid_argument if the block is too narrow for its halos,
-// coalesce::nccl_error or coalesce::cuda_error if NCCL or CUDA fails.
+//   unpack() copies what was received into the halo layers; call it after the group has ended.
+// exchange() does the three for one rank per process; between pack() and unpack(), work on other
+// streams may compute the block's interior.
+//
+// A face that is one run of memory goes as it is, with no buffers, and pack() and unpack() do
+// nothing: `halo` planes of a volume whose planes follow each other at the pitch and whose rows
+// own their padding (a whole volume's view), or `halo` rows of a volume of one plane. Other faces
+// - across rows or columns of a deep volume, or of a block narrower than its volume - are packed
+// and unpacked by one coalesced kernel launch for both sides. The four packed faces are one
+// allocation from coalesce's pool on the stream, freed in stream order when the exchange is
+// destroyed. Every rank's block must have the same shape. Throws std::invalid_argument if the block
+// is too thin for its halos, coalesce::nccl_error or coalesce::cuda_error if NCCL or CUDA fails.
 template <class T>
-class column_halo_exchange {
-  static_assert(!std::is_const_v<T>, "coalesce::column_halo_exchange: the block receives its halos: pass a writable view");
+class volume_halo_exchange {
+  static_assert(!std::is_const_v<T>, "coalesce::volume_halo_exchange: the block receives its halos: pass a writable view");
 
  public:
-  column_halo_exchange(pitched_view<T> block, std::size_t halo, column_neighbours neighbours, ncclComm_t comm,
-                       cudaStream_t stream)
-      : block_(block), halo_(halo), neighbours_(neighbours), comm_(comm), stream_(stream) {
-    if (halo == 0 || (neighbours.left < 0 && neighbours.right < 0) || block.rows() == 0) {
+  volume_halo_exchange(pitched_volume_view<T> block, volume_axis axis, std::size_t halo, axis_neighbours neighbours,
+                       ncclComm_t comm, cudaStream_t stream, const char* what = "coalesce::volume_halo_exchange")
+      : block_(block), axis_(axis), halo_(halo), neighbours_(neighbours), comm_(comm), stream_(stream), what_(what) {
+    if (halo == 0 || (neighbours.before < 0 && neighbours.after < 0) || block.empty()) {
       halo_ = 0;  // nothing to exchange
       return;
     }
-    if (block.cols() < 3 * halo)
-      throw std::invalid_argument("coalesce::column_halo_exchange: a block of " + std::to_string(block.cols()) +
-                                  " columns cannot hold two halos of " + std::to_string(halo) +
-                                  " columns and the columns it sends");
-    buffers_ = detail::owned_bytes<pool_resource>(pool_resource(stream), 4 * strip_bytes(), allocation_alignment);
+    detail::require_room_for_halos(extent(), halo, what, axis == volume_axis::z ? "planes" : axis == volume_axis::y ? "rows" : "columns");
+    if (!face_is_one_run())
+      buffers_ = detail::owned_bytes<pool_resource>(pool_resource(stream), 4 * face(0).size() * sizeof(T), allocation_alignment);
   }
 
   void pack() {
-    if (halo_ == 0) return;
-    if (neighbours_.left >= 0) copy_strip(strip(send_left), strip_pitch(), column(halo_), block_.pitch_bytes(), "pack");
-    if (neighbours_.right >= 0)
-      copy_strip(strip(send_right), strip_pitch(), column(block_.cols() - 2 * halo_), block_.pitch_bytes(), "pack");
+    if (halo_ == 0 || !packs()) return;
+    detail::copy_boxes<detail::box_direction::to_buffer>(sent(neighbours_.before, halo_, send_before),
+                                                         sent(neighbours_.after, extent() - 2 * halo_, send_after), stream_,
+                                                         what_);
   }
 
   void post() {
     if (halo_ == 0) return;
-    detail::post_halo_messages(detail::halo_side{neighbours_.left, strip(send_left), strip(receive_left)},
-                               detail::halo_side{neighbours_.right, strip(send_right), strip(receive_right)}, strip_bytes(),
-                               comm_, stream_, "coalesce::column_halo_exchange::post");
+    if (packs()) {
+      detail::post_halo_messages(detail::halo_side{neighbours_.before, buffer(send_before), buffer(receive_before)},
+                                 detail::halo_side{neighbours_.after, buffer(send_after), buffer(receive_after)},
+                                 detail::halo_messages{face(0).size() * sizeof(T)}, comm_, stream_, what_);
+      return;
+    }
+    const auto start = [&](std::size_t first) { return face(first).row(0, 0); };
+    detail::post_halo_messages(detail::halo_side{neighbours_.before, start(halo_), start(0)},
+                               detail::halo_side{neighbours_.after, start(extent() - 2 * halo_), start(extent() - halo_)},
+                               detail::halo_messages{run_bytes()}, comm_, stream_, what_);
   }
 
   void unpack() {
-    if (halo_ == 0) return;
-    if (neighbours_.left >= 0) copy_strip(column(0), block_.pitch_bytes(), strip(receive_left), strip_pitch(), "unpack");
-    if (neighbours_.right >= 0)
-      copy_strip(column(block_.cols() - halo_), block_.pitch_bytes(), strip(receive_right), strip_pitch(), "unpack");
+    if (halo_ == 0 || !packs()) return;
+    detail::copy_boxes<detail::box_direction::from_buffer>(sent(neighbours_.before, 0, receive_before),
+                                                           sent(neighbours_.after, extent() - halo_, receive_after), stream_,
+                                                           what_);
   }
 
   // pack, post and unpack: for one rank per process, not inside a group the caller opened (the
@@ -226,24 +275,81 @@ class column_halo_exchange {
     unpack();
   }
 
- private:
-  enum strip_index { send_left, send_right, receive_left, receive_right };
+  // Whether the faces are packed (false: they go from the block's memory as they are).
+  bool packs() const noexcept { return buffers_.get() != nullptr; }
 
-  std::size_t strip_pitch() const noexcept { return halo_ * sizeof(T); }
-  std::size_t strip_bytes() const noexcept { return block_.rows() * strip_pitch(); }
-  unsigned char* strip(strip_index i) const noexcept { return static_cast<unsigned char*>(buffers_.get()) + i * strip_bytes(); }
-  unsigned char* column(std::size_t c) const noexcept { return reinterpret_cast<unsigned char*>(block_.row(0) + c); }
-  void copy_strip(void* to, std::size_t to_pitch, const void* from, std::size_t from_pitch, const char* step) const {
-    throw_on_error(::cudaMemcpy2DAsync(to, to_pitch, from, from_pitch, strip_pitch(), block_.rows(), cudaMemcpyDeviceToDevice, stream_),
-                   (std::string("coalesce::column_halo_exchange::") + step + ": cudaMemcpy2DAsync").c_str());
+ private:
+  enum buffer_index { send_before, send_after, receive_before, receive_after };
+
+  std::size_t extent() const noexcept {
+    return axis_ == volume_axis::z ? block_.depth() : axis_ == volume_axis::y ? block_.height() : block_.width();
+  }
+  // The `halo` layers from layer `first` along the axis, whole along the others.
+  pitched_volume_view<T> face(std::size_t first) const noexcept {
+    switch (axis_) {
+      case volume_axis::z: return block_.block(first, 0, 0, halo_, block_.height(), block_.width());
+      case volume_axis::y: return block_.block(0, first, 0, block_.depth(), halo_, block_.width());
+      default: return block_.block(0, 0, first, block_.depth(), block_.height(), halo_);
+    }
+  }
+  bool rows_own_padding() const noexcept { return block_.owned_row_bytes() == block_.pitch_bytes(); }
+  bool face_is_one_run() const noexcept {
+    if (axis_ == volume_axis::z) return rows_own_padding() && (halo_ == 1 || block_.rows_are_one_matrix());
+    if (axis_ == volume_axis::y) return block_.depth() == 1 && (halo_ == 1 || rows_own_padding());
+    return false;
+  }
+  // A face sent as it is: from its first element to the last element of its last row.
+  std::size_t run_bytes() const noexcept {
+    const std::size_t rows = face(0).depth() * face(0).height();
+    return (rows - 1) * block_.pitch_bytes() + block_.width() * sizeof(T);
+  }
+  T* buffer(buffer_index i) const noexcept { return static_cast<T*>(buffers_.get()) + i * face(0).size(); }
+  // The face from layer `first` and its buffer, or nothing where there is no neighbour that side.
+  detail::box_and_buffer<T> sent(int peer, std::size_t first, buffer_index i) const noexcept {
+    if (peer < 0) return {};
+    return {face(first), buffer(i)};
   }
 
-  pitched_view<T> block_;
+  pitched_volume_view<T> block_;
+  volume_axis axis_;
   std::size_t halo_;
-  column_neighbours neighbours_;
+  axis_neighbours neighbours_;
   ncclComm_t comm_;
   cudaStream_t stream_;
+  const char* what_;
   detail::owned_bytes<pool_resource> buffers_;
 };
 
+// A matrix split into blocks of columns, with `halo` columns on either side: columns [0, halo)
+// receive the last own columns of the rank on the left, [cols - halo, cols) the first of the rank
+// on the right. The steps and their rules are volume_halo_exchange's (the matrix is a volume of
+// one plane split along x): pack() copies the strips sent into buffers, post() sends and
+// receives them, unpack() copies the received strips into the halo columns, exchange() does the
+// three; pack and unpack are one coalesced kernel launch each, for both sides.
+template <class T>
+class column_halo_exchange {
+  static_assert(!std::is_const_v<T>, "coalesce::column_halo_exchange: the block receives its halos: pass a writable view");
+
+ public:
+  column_halo_exchange(pitched_view<T> block, std::size_t halo, column_neighbours neighbours, ncclComm_t comm,
+                       cudaStream_t stream)
+      : exchange_(as_volume(block), volume_axis::x, halo, axis_neighbours{neighbours.left, neighbours.right}, comm, stream,
+                  "coalesce::column_halo_exchange") {}
+
+  void pack() { exchange_.pack(); }
+  void post() { exchange_.post(); }
+  void unpack() { exchange_.unpack(); }
+  void exchange() { exchange_.exchange(); }
+
+ private:
+  static pitched_volume_view<T> as_volume(const pitched_view<T>& m) {
+    return pitched_volume_view<T>(m.data(), 1, m.rows(), m.cols(), m.pitch_bytes(), m.rows() * m.pitch_bytes(),
+                                  m.owned_row_bytes());
+  }
+
+  volume_halo_exchange<T> exchange_;
+};
+
 }  // namespace coalesce
+
+#endif  // __CUDACC__

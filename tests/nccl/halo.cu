@@ -248,3 +248,178 @@ TEST_CASE("a block too narrow for its halo columns is refused before anything is
                                                         cudaStream_t{}),
                   std::invalid_argument);
 }
+
+// --- volumes -------------------------------------------------------------------------------------
+
+namespace {
+
+using coalesce::volume_axis;
+
+// The value of global element (z, y, x): each its own (exact in a float below 16 planes of 1000
+// rows of 1000 columns), so a misplaced element shows.
+float value_at(std::size_t z, std::size_t y, std::size_t x) { return float(z * 1000000 + y * 1000 + x); }
+
+const char* name_of(volume_axis axis) { return axis == volume_axis::z ? "z" : axis == volume_axis::y ? "y" : "x"; }
+
+// A block's shape: `own` layers along `axis` plus `halo` either side, `others` along the other two.
+struct volume_shape {
+  volume_axis axis;
+  std::size_t own, halo;
+  std::array<std::size_t, 3> extents;  // depth, height, width, halos included
+
+  volume_shape(volume_axis a, std::size_t own_layers, std::size_t halo_layers, std::size_t depth, std::size_t height,
+               std::size_t width)
+      : axis(a), own(own_layers), halo(halo_layers), extents{depth, height, width} {
+    extents[std::size_t(a)] = own + 2 * halo;
+  }
+  std::size_t along(const std::array<std::size_t, 3>& p) const { return p[std::size_t(axis)]; }
+  std::size_t size() const { return extents[0] * extents[1] * extents[2]; }
+  template <class F>
+  void for_each(F f) const {
+    for (std::size_t z = 0; z < extents[0]; ++z)
+      for (std::size_t y = 0; y < extents[1]; ++y)
+        for (std::size_t x = 0; x < extents[2]; ++x) f(std::array<std::size_t, 3>{z, y, x}, (z * extents[1] + y) * extents[2] + x);
+  }
+};
+
+// The global coordinates of block position p, for a block whose own layers start at global layer `first`.
+std::array<std::size_t, 3> global_of(const volume_shape& s, std::array<std::size_t, 3> p, std::size_t first) {
+  p[std::size_t(s.axis)] = p[std::size_t(s.axis)] - s.halo + first;
+  return p;
+}
+
+// Own layers hold their global values, halos -1.
+std::vector<float> volume_values(const volume_shape& s, std::size_t first) {
+  std::vector<float> host(s.size(), -1.0f);
+  s.for_each([&](std::array<std::size_t, 3> p, std::size_t i) {
+    const std::size_t layer = s.along(p);
+    if (layer >= s.halo && layer < s.halo + s.own) {
+      const auto g = global_of(s, p, first);
+      host[i] = value_at(g[0], g[1], g[2]);
+    }
+  });
+  return host;
+}
+
+// Every element of `got` against expected(p); `who` says whose block.
+template <class Expected>
+void check_volume(const std::vector<float>& got, const volume_shape& s, const Expected& expected, const std::string& who) {
+  s.for_each([&](std::array<std::size_t, 3> p, std::size_t i) {
+    if (got[i] != expected(p))
+      FAIL(who << ", split along " << name_of(s.axis) << ", element (" << p[0] << ", " << p[1] << ", " << p[2]
+               << "): " << got[i] << ", expected " << expected(p));
+  });
+}
+
+}  // namespace
+
+TEST_CASE("one rank of a periodic domain exchanges a volume's faces along z, y and x with itself; whole planes go as they are") {
+  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
+  single_rank nccl;
+  struct variant {
+    volume_shape shape;
+    bool packs;
+  };
+  const variant variants[] = {
+      {volume_shape(volume_axis::z, 9, 2, 0, 37, 45), false},  // whole planes: one run each way
+      {volume_shape(volume_axis::y, 21, 2, 7, 0, 45), true},   // rows of every plane: packed
+      {volume_shape(volume_axis::y, 21, 3, 1, 0, 45), false},  // one plane: its rows are one run
+      {volume_shape(volume_axis::x, 33, 1, 7, 19, 0), true},   // columns: packed
+      {volume_shape(volume_axis::x, 33, 4, 5, 19, 0), true},
+  };
+  for (const auto& v : variants) {
+    const auto& s = v.shape;
+    coalesce::pitched_volume<float> block(volume_values(s, 0), s.extents[0], s.extents[1], s.extents[2]);
+    {
+      coalesce::volume_halo_exchange<float> exchange(block.view(), s.axis, s.halo, coalesce::axis_neighbours{0, 0}, nccl.comm,
+                                                     block.stream());
+      CHECK(exchange.packs() == v.packs);
+      exchange.exchange();
+    }
+    check_volume(block.to_vector(), s, [&](std::array<std::size_t, 3> p) {
+      p[std::size_t(s.axis)] = wrapped_source(s.along(p), s.own, s.halo);
+      return value_at(p[0], p[1], p[2]);
+    }, "the single rank");
+  }
+}
+
+TEST_CASE("a volume block narrower than its volume sends its planes packed, and leaves its neighbour's columns alone") {
+  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
+  single_rank nccl;
+  const volume_shape s(volume_axis::z, 6, 1, 0, 11, 40);
+  const std::size_t extra = 5;  // columns right of the block, of someone else
+  const volume_shape wide(volume_axis::z, 6, 1, 0, 11, 40 + extra);
+  auto host = volume_values(wide, 0);
+  wide.for_each([&](std::array<std::size_t, 3> p, std::size_t i) {
+    if (p[2] >= s.extents[2]) host[i] = -7.0f;
+  });
+  coalesce::pitched_volume<float> volume(host, wide.extents[0], wide.extents[1], wide.extents[2]);
+  {
+    coalesce::volume_halo_exchange<float> exchange(volume.view().block(0, 0, 0, s.extents[0], s.extents[1], s.extents[2]),
+                                                   volume_axis::z, s.halo, coalesce::axis_neighbours{0, 0}, nccl.comm,
+                                                   volume.stream());
+    CHECK(exchange.packs());
+    exchange.exchange();
+  }
+  check_volume(volume.to_vector(), wide, [&](std::array<std::size_t, 3> p) {
+    if (p[2] >= s.extents[2]) return -7.0f;
+    p[0] = wrapped_source(p[0], s.own, s.halo);
+    return value_at(p[0], p[1], p[2]);
+  }, "the single rank");
+}
+
+TEST_CASE("volume_halo_exchange between two GPUs of one process, split along z (as it is) and along x (packed)") {
+  COALESCE_REQUIRE_TWO_GPUS();
+  communicators nccl;
+  for (const auto& s : {volume_shape(volume_axis::z, 12, 2, 0, 40, 70), volume_shape(volume_axis::x, 50, 3, 9, 40, 0)}) {
+    std::vector<coalesce::pitched_volume<float>> blocks;
+    for (int r = 0; r < ranks; ++r) {
+      COALESCE_CUDA_CHECK(cudaSetDevice(r));
+      blocks.emplace_back(volume_values(s, r * s.own), s.extents[0], s.extents[1], s.extents[2]);
+    }
+    // Rank 0 holds the first block along the axis, rank 1 the second; not periodic.
+    const std::array<coalesce::axis_neighbours, ranks> neighbours{coalesce::axis_neighbours{-1, 1},
+                                                                  coalesce::axis_neighbours{0, -1}};
+    {
+      std::vector<coalesce::volume_halo_exchange<float>> exchanges;
+      for (int r = 0; r < ranks; ++r) {
+        COALESCE_CUDA_CHECK(cudaSetDevice(r));
+        exchanges.emplace_back(blocks[r].view(), s.axis, s.halo, neighbours[r], nccl.comm[r], blocks[r].stream());
+        exchanges.back().pack();
+      }
+      coalesce::throw_on_nccl_error(ncclGroupStart(), "ncclGroupStart");
+      for (int r = 0; r < ranks; ++r) {
+        COALESCE_CUDA_CHECK(cudaSetDevice(r));
+        exchanges[r].post();
+      }
+      coalesce::throw_on_nccl_error(ncclGroupEnd(), "ncclGroupEnd");
+      for (int r = 0; r < ranks; ++r) {
+        COALESCE_CUDA_CHECK(cudaSetDevice(r));
+        exchanges[r].unpack();
+      }
+      for (int r = ranks - 1; r >= 0; --r) {  // each exchange frees its buffers on its own device
+        COALESCE_CUDA_CHECK(cudaSetDevice(r));
+        exchanges.pop_back();
+      }
+    }
+    for (int r = 0; r < ranks; ++r) {
+      COALESCE_CUDA_CHECK(cudaSetDevice(r));
+      check_volume(blocks[r].to_vector(), s, [&](std::array<std::size_t, 3> p) {
+        const std::size_t layer = s.along(p);
+        const bool own = layer >= s.halo && layer < s.halo + s.own;
+        const bool from_other = (r == 0 && layer >= s.halo + s.own) || (r == 1 && layer < s.halo);
+        if (!own && !from_other) return -1.0f;  // the outer halos stay as they were
+        const auto g = global_of(s, p, r * s.own);
+        return value_at(g[0], g[1], g[2]);
+      }, "rank " + std::to_string(r));
+    }
+  }
+}
+
+TEST_CASE("a volume too thin along its split for its halos is refused before anything is allocated") {
+  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
+  coalesce::pitched_volume<float> thin(4, 10, 10);
+  CHECK_THROWS_AS(coalesce::volume_halo_exchange<float>(thin.view(), volume_axis::z, 2, coalesce::axis_neighbours{-1, 1},
+                                                        ncclComm_t{}, cudaStream_t{}),
+                  std::invalid_argument);
+}
