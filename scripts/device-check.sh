@@ -2,7 +2,7 @@
 # Runs coalesce's device checks on a machine with a GPU and writes what they print to a results
 # directory. Exits non-zero on any test failure, sanitizer report, skipped launch or missed target.
 #
-#   scripts/device-check.sh [--build-dir DIR] [--results DIR] [step...]
+#   scripts/device-check.sh [--build-dir DIR] [--results DIR] [--no-build] [step...]
 #
 # Steps (default: all three, in this order):
 #   tests       the device tests, examples and codegen checks with the GPU and the hardware counters
@@ -22,18 +22,22 @@
 #               not built for the device (cudaErrorNoKernelImageForDevice), which is NCCL's own API
 #               error, not a memory error. Output: two-gpus.txt, sanitizers-two-gpus.txt,
 #               bench-two-gpus.txt
-# Defaults: --build-dir build/device, --results <build-dir>/results.
+# Defaults: --build-dir build/device, --results <build-dir>/results. --no-build runs the steps on
+# the build directory as it is (configured and built elsewhere, e.g. on a machine without a GPU,
+# with coalesce_bench and coalesce_bench_two_gpus built too) instead of configuring and building.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build=build/device
 results=
 steps=()
+build_here=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --build-dir) build=$2; shift 2 ;;
     --results) results=$2; shift 2 ;;
+    --no-build) build_here=0; shift ;;
     tests|sanitizers|bench|two_gpus) steps+=("$1"); shift ;;
-    *) echo "usage: $0 [--build-dir DIR] [--results DIR] [tests] [sanitizers] [bench] [two_gpus]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--build-dir DIR] [--results DIR] [--no-build] [tests] [sanitizers] [bench] [two_gpus]" >&2; exit 2 ;;
   esac
 done
 [ ${#steps[@]} -eq 0 ] && steps=(tests sanitizers bench)
@@ -41,9 +45,12 @@ results=${results:-$build/results}
 export PATH="/usr/local/cuda/bin:$PATH"
 
 # The compiler-only checks (headers, compile-fail, package) run in CI, not here.
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-  -DCOALESCE_BUILD_COMPILE_CHECKS=OFF || exit 1
-cmake --build "$build" || exit 1
+if [ $build_here -eq 1 ]; then
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+    -DCOALESCE_BUILD_COMPILE_CHECKS=OFF || exit 1
+  cmake --build "$build" || exit 1
+fi
+build_target() { [ $build_here -eq 0 ] || cmake --build "$build" --target "$1"; }
 mkdir -p "$results"
 
 status=0
@@ -99,7 +106,7 @@ run_sanitizers() { sanitize sanitizers.txt device.; }
 
 run_bench() {
   echo "== coalesce_bench --check"
-  cmake --build "$build" --target coalesce_bench || { fail "building coalesce_bench"; return; }
+  build_target coalesce_bench || { fail "building coalesce_bench"; return; }
   "$build/bench/coalesce_bench" --check "$results/bench" 2>&1 | relative | tee "$results/bench.txt"
   [ "${PIPESTATUS[0]}" -eq 0 ] || fail "coalesce_bench --check (see $results/bench.txt)"
 }
@@ -110,7 +117,7 @@ run_two_gpus() {
   grep -q "100% tests passed" "$results/two-gpus.txt" || fail "NCCL tests (see $results/two-gpus.txt)"
   grep -q "SKIPPED" "$results/two-gpus.txt" && fail "an NCCL test or the example skipped (see $results/two-gpus.txt)"
   sanitize sanitizers-two-gpus.txt nccl. --report-api-errors no
-  cmake --build "$build" --target coalesce_bench_two_gpus || { fail "building coalesce_bench_two_gpus"; return; }
+  build_target coalesce_bench_two_gpus || { fail "building coalesce_bench_two_gpus"; return; }
   "$build/bench/coalesce_bench_two_gpus" --check "$results/bench-two-gpus.txt" 2>&1 | relative
   [ "${PIPESTATUS[0]}" -eq 0 ] || fail "coalesce_bench_two_gpus --check (see $results/bench-two-gpus.txt)"
 }
