@@ -318,6 +318,9 @@ class particle_migration {
     throw_on_nccl_error(::ncclCommUserRank(comm, &rank_), "coalesce::particle_migration: ncclCommUserRank");
     throw_on_nccl_error(::ncclCommCount(comm, &ranks_), "coalesce::particle_migration: ncclCommCount");
     counts_ = detail::owned_bytes<pool_resource>(pool_, 2 * std::size_t(ranks_) * sizeof(unsigned long long), allocation_alignment);
+    // Zero, so that the entry for this rank, which nothing receives, is copied back initialized.
+    throw_on_error(::cudaMemsetAsync(received_counts(), 0, std::size_t(ranks_) * sizeof(unsigned long long), stream()),
+                   "coalesce::particle_migration: cudaMemsetAsync");
     if (detail::indices_fit_32_bits(particles.size()))
       detail::pack_departures<std::uint32_t>(particles, destination, rank_, ranks_, departures_, sent_, send_counts());
     else
