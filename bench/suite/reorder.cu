@@ -2,8 +2,9 @@
 // removing 10% and 50% of them (coalesce::erase_if against thrust::remove_if on the zip of the
 // columns and CUB's DeviceSelect::Flagged per column with the flags computed once), sorting them
 // by a 32-bit cell key, random and nearly sorted (coalesce::sort_by_key against CUB's SortPairs of
-// (key, index) then a gather per column, and thrust::sort_by_key on the zip), and gathering every
-// column by a random permutation (coalesce::gather against a hand-written gather and
+// (key, index) then a gather per column, or then a gather of records staged by hand, and
+// thrust::sort_by_key on the zip), and gathering every column by a random permutation
+// (coalesce::gather against hand-written gathers of the columns and of staged records, and
 // thrust::gather per column, with a copy of the same bytes written as the target's reference).
 // Every candidate's result is checked against a host reference before it is timed.
 //
@@ -131,6 +132,29 @@ __global__ void gather_by_hand(particle_columns in, const std::uint32_t* __restr
   for (std::size_t k = 0; k < columns; ++k) out.c[k][i] = in.c[k][from];
 }
 
+// The staged gather by hand: every particle written once, coalesced, as a 32-byte record (six
+// floats and two of padding), so that the scattered reads that follow take one sector a particle
+// instead of one per column.
+struct alignas(32) particle_record {
+  float v[8];
+};
+__global__ void stage_by_hand(particle_columns in, std::size_t n, particle_record* __restrict__ records) {
+  const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (i >= n) return;
+  particle_record r{};
+#pragma unroll
+  for (std::size_t k = 0; k < columns; ++k) r.v[k] = in.c[k][i];
+  records[i] = r;
+}
+__global__ void gather_records_by_hand(const particle_record* __restrict__ records, const std::uint32_t* __restrict__ indices,
+                                       std::size_t n, particle_columns out) {
+  const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (i >= n) return;
+  const particle_record r = records[indices[i]];
+#pragma unroll
+  for (std::size_t k = 0; k < columns; ++k) out.c[k][i] = r.v[k];
+}
+
 unsigned blocks_of(std::size_t n) { return unsigned((n + 255) / 256); }
 
 bool same_prefix(const coalesce::soa_vector<Particle>& got_vector, std::size_t got_size,
@@ -232,11 +256,24 @@ void sort_group(runner& r, const std::vector<Particle>& particles, const std::st
                            "cub::DeviceRadixSort::SortPairs (sizing)");
   ct::device_buffer<unsigned char> temp(temp_bytes > 0 ? temp_bytes : 1);
   unsigned char* temp_storage = temp.data();
+  ct::device_buffer<particle_record> record_buffer(n);
+  particle_record* records = record_buffer.data();
 
   std::printf("%s\n", group.c_str());
   const std::vector<candidate> candidates{
       {"restoring the input alone (6 x cudaMemcpyAsync)", row_role::context,
        [=](cudaStream_t s) { restore(in, from, n, s); }},
+      {"CUB: SortPairs of (key, index), then records staged and gathered by hand", row_role::competitor,
+       [=](cudaStream_t s) {
+         restore(in, from, n, s);
+         keys_and_indices<<<blocks_of(n), 256, 0, s>>>(in.c[0], in.c[1], in.c[2], n, keys, indices);
+         cub::DoubleBuffer<std::uint32_t> k(keys, keys + n), v(indices, indices + n);
+         std::size_t bytes = temp_bytes;
+         coalesce::throw_on_error(cub::DeviceRadixSort::SortPairs(temp_storage, bytes, k, v, std::uint32_t(n), 0, 32, s),
+                                  "cub::DeviceRadixSort::SortPairs");
+         stage_by_hand<<<blocks_of(n), 256, 0, s>>>(in, n, records);
+         gather_records_by_hand<<<blocks_of(n), 256, 0, s>>>(records, v.Current(), n, to);
+       }},
       {"CUB: SortPairs of (key, index), then a gather per column", row_role::competitor,
        [=](cudaStream_t s) {
          restore(in, from, n, s);
@@ -295,6 +332,8 @@ void gather_group(runner& r, const std::vector<Particle>& particles, const std::
   const std::uint32_t* indices = indices_on_device.data();
   const auto in_view = source.view();
   const auto out_view = out.view();
+  ct::device_buffer<particle_record> record_buffer(n);
+  particle_record* records = record_buffer.data();
 
   std::printf("%s\n", group.c_str());
   const std::vector<candidate> candidates{
@@ -302,6 +341,11 @@ void gather_group(runner& r, const std::vector<Particle>& particles, const std::
        [=](cudaStream_t s) { restore(to, from, n, s); }},
       {"hand-written, one particle per thread", row_role::competitor,
        [=](cudaStream_t s) { gather_by_hand<<<blocks_of(n), 256, 0, s>>>(from, indices, n, to); }},
+      {"hand-written: records staged, then one record per particle", row_role::competitor,
+       [=](cudaStream_t s) {
+         stage_by_hand<<<blocks_of(n), 256, 0, s>>>(from, n, records);
+         gather_records_by_hand<<<blocks_of(n), 256, 0, s>>>(records, indices, n, to);
+       }},
       {"thrust::gather per column, par_nosync", row_role::competitor,
        [=](cudaStream_t s) {
          for (std::size_t c = 0; c < columns; ++c)
