@@ -98,6 +98,25 @@ struct gpu_pair {
     return times[times.size() / 2];
   }
 
+  // One exchange of each rank's packed halo exchange (column_halo_exchange,
+  // volume_halo_exchange): every pack, the posts in one group, every unpack; median ms.
+  template <class Exchange>
+  double packed_exchange_ms(std::vector<Exchange>& exchange) {
+    const auto on_each = [&](auto step) {
+      for (int r = 0; r < ranks; ++r) {
+        check(cudaSetDevice(r), "cudaSetDevice");
+        step(exchange[std::size_t(r)]);
+      }
+    };
+    return median_ms([] {}, [&] {
+      on_each([](Exchange& e) { e.pack(); });
+      check(ncclGroupStart(), "ncclGroupStart");
+      on_each([](Exchange& e) { e.post(); });
+      check(ncclGroupEnd(), "ncclGroupEnd");
+      on_each([](Exchange& e) { e.unpack(); });
+    });
+  }
+
   // Raw NCCL: each GPU sends `bytes` to the other and receives as many, in one group.
   double raw_exchange_ms(std::size_t bytes, int messages_each_way) {
     std::array<void*, ranks> send{}, receive{};
@@ -126,6 +145,15 @@ struct gpu_pair {
     return ms;
   }
 };
+
+// Destroys rank r's exchange with device r current: each frees its buffers on its own device.
+template <class Exchange>
+void release_on_own_devices(std::vector<Exchange>& exchange) {
+  for (int r = int(exchange.size()) - 1; r >= 0; --r) {
+    check(cudaSetDevice(r), "cudaSetDevice");
+    exchange.pop_back();
+  }
+}
 
 struct row {
   std::string work, coalesce_name, baseline_name;
@@ -186,29 +214,11 @@ std::vector<row> halo_rows(gpu_pair& g) {
         check(cudaSetDevice(r), "cudaSetDevice");
         exchange.emplace_back(block[r].view(), halo, neighbours[r], g.comm[r], g.stream[r]);
       }
-      const double ms = g.median_ms([] {}, [&] {
-        for (int r = 0; r < ranks; ++r) {
-          check(cudaSetDevice(r), "cudaSetDevice");
-          exchange[r].pack();
-        }
-        check(ncclGroupStart(), "ncclGroupStart");
-        for (int r = 0; r < ranks; ++r) {
-          check(cudaSetDevice(r), "cudaSetDevice");
-          exchange[r].post();
-        }
-        check(ncclGroupEnd(), "ncclGroupEnd");
-        for (int r = 0; r < ranks; ++r) {
-          check(cudaSetDevice(r), "cudaSetDevice");
-          exchange[r].unpack();
-        }
-      });
+      const double ms = g.packed_exchange_ms(exchange);
       rows.push_back({"halo exchange, 8192^2 floats split into 2 blocks of columns, halo " + std::to_string(halo),
                       "coalesce::column_halo_exchange (pack, post, unpack)", "ncclSend/ncclRecv of the same bytes", ms,
                       g.raw_exchange_ms(bytes, 1), 0.8});
-      for (int r = ranks - 1; r >= 0; --r) {  // each exchange frees its buffers on its own device
-        check(cudaSetDevice(r), "cudaSetDevice");
-        exchange.pop_back();
-      }
+      release_on_own_devices(exchange);
     }
   }
   // A 512^3 volume split in two along z (whole planes, sent as they are) and along x (faces
@@ -224,30 +234,12 @@ std::vector<row> halo_rows(gpu_pair& g) {
       block.emplace_back(z ? half + 2 : side, side, z ? side : half + 2, 1.0f);
       exchange.emplace_back(block[r].view(), axis, 1, neighbours[r], g.comm[r], g.stream[r]);
     }
-    const double ms = g.median_ms([] {}, [&] {
-      for (int r = 0; r < ranks; ++r) {
-        check(cudaSetDevice(r), "cudaSetDevice");
-        exchange[r].pack();
-      }
-      check(ncclGroupStart(), "ncclGroupStart");
-      for (int r = 0; r < ranks; ++r) {
-        check(cudaSetDevice(r), "cudaSetDevice");
-        exchange[r].post();
-      }
-      check(ncclGroupEnd(), "ncclGroupEnd");
-      for (int r = 0; r < ranks; ++r) {
-        check(cudaSetDevice(r), "cudaSetDevice");
-        exchange[r].unpack();
-      }
-    });
+    const double ms = g.packed_exchange_ms(exchange);
     rows.push_back({std::string("halo exchange, 512^3 floats split into 2 blocks along ") + (z ? "z (planes)" : "x (columns)") +
                         ", halo 1",
                     std::string("coalesce::volume_halo_exchange") + (z ? " (sent as it is)" : " (pack, post, unpack)"),
                     "ncclSend/ncclRecv of the same bytes", ms, g.raw_exchange_ms(side * side * sizeof(float), 1), 0.8});
-    for (int r = ranks - 1; r >= 0; --r) {  // each exchange frees its buffers on its own device
-      check(cudaSetDevice(r), "cudaSetDevice");
-      exchange.pop_back();
-    }
+    release_on_own_devices(exchange);
   }
   return rows;
 }

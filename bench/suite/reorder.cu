@@ -258,6 +258,17 @@ void sort_group(runner& r, const std::vector<Particle>& particles, const std::st
   unsigned char* temp_storage = temp.data();
   ct::device_buffer<particle_record> record_buffer(n);
   particle_record* records = record_buffer.data();
+  // The CUB rows' sort: the input restored, the (key, index) pairs written and sorted; returns
+  // the sorted indices.
+  const auto restore_and_sort = [=](cudaStream_t s) {
+    restore(in, from, n, s);
+    keys_and_indices<<<blocks_of(n), 256, 0, s>>>(in.c[0], in.c[1], in.c[2], n, keys, indices);
+    cub::DoubleBuffer<std::uint32_t> k(keys, keys + n), v(indices, indices + n);
+    std::size_t bytes = temp_bytes;
+    coalesce::throw_on_error(cub::DeviceRadixSort::SortPairs(temp_storage, bytes, k, v, std::uint32_t(n), 0, 32, s),
+                             "cub::DeviceRadixSort::SortPairs");
+    return static_cast<const std::uint32_t*>(v.Current());
+  };
 
   std::printf("%s\n", group.c_str());
   const std::vector<candidate> candidates{
@@ -265,25 +276,15 @@ void sort_group(runner& r, const std::vector<Particle>& particles, const std::st
        [=](cudaStream_t s) { restore(in, from, n, s); }},
       {"CUB: SortPairs of (key, index), then records staged and gathered by hand", row_role::competitor,
        [=](cudaStream_t s) {
-         restore(in, from, n, s);
-         keys_and_indices<<<blocks_of(n), 256, 0, s>>>(in.c[0], in.c[1], in.c[2], n, keys, indices);
-         cub::DoubleBuffer<std::uint32_t> k(keys, keys + n), v(indices, indices + n);
-         std::size_t bytes = temp_bytes;
-         coalesce::throw_on_error(cub::DeviceRadixSort::SortPairs(temp_storage, bytes, k, v, std::uint32_t(n), 0, 32, s),
-                                  "cub::DeviceRadixSort::SortPairs");
+         const std::uint32_t* sorted = restore_and_sort(s);
          stage_by_hand<<<blocks_of(n), 256, 0, s>>>(in, n, records);
-         gather_records_by_hand<<<blocks_of(n), 256, 0, s>>>(records, v.Current(), n, to);
+         gather_records_by_hand<<<blocks_of(n), 256, 0, s>>>(records, sorted, n, to);
        }},
       {"CUB: SortPairs of (key, index), then a gather per column", row_role::competitor,
        [=](cudaStream_t s) {
-         restore(in, from, n, s);
-         keys_and_indices<<<blocks_of(n), 256, 0, s>>>(in.c[0], in.c[1], in.c[2], n, keys, indices);
-         cub::DoubleBuffer<std::uint32_t> k(keys, keys + n), v(indices, indices + n);
-         std::size_t bytes = temp_bytes;
-         coalesce::throw_on_error(cub::DeviceRadixSort::SortPairs(temp_storage, bytes, k, v, std::uint32_t(n), 0, 32, s),
-                                  "cub::DeviceRadixSort::SortPairs");
+         const std::uint32_t* sorted = restore_and_sort(s);
          for (std::size_t c = 0; c < columns; ++c)
-           thrust::gather(thrust::cuda::par_nosync.on(s), v.Current(), v.Current() + n, in.c[c], to.c[c]);
+           thrust::gather(thrust::cuda::par_nosync.on(s), sorted, sorted + n, in.c[c], to.c[c]);
        }},
       {"thrust::stable_sort_by_key, zip of 6 as values, par_nosync", row_role::competitor,
        [=](cudaStream_t s) {

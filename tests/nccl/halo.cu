@@ -36,6 +36,26 @@ void check_elements(const std::vector<float>& got, std::size_t rows, std::size_t
         FAIL(who << ", row " << i << ", column " << c << ": " << got[i * cols + c] << ", expected " << expected(i, c));
 }
 
+// One process driving both ranks' packed exchanges: every pack, every post in one NCCL group
+// (each rank's posts alone would wait for its peer's), then every unpack.
+template <class Exchange>
+void exchange_in_one_group(std::vector<Exchange>& exchanges) {
+  for (int r = 0; r < ranks; ++r) {
+    COALESCE_CUDA_CHECK(cudaSetDevice(r));
+    exchanges[std::size_t(r)].pack();
+  }
+  coalesce::throw_on_nccl_error(ncclGroupStart(), "ncclGroupStart");
+  for (int r = 0; r < ranks; ++r) {
+    COALESCE_CUDA_CHECK(cudaSetDevice(r));
+    exchanges[std::size_t(r)].post();
+  }
+  coalesce::throw_on_nccl_error(ncclGroupEnd(), "ncclGroupEnd");
+  for (int r = 0; r < ranks; ++r) {
+    COALESCE_CUDA_CHECK(cudaSetDevice(r));
+    exchanges[std::size_t(r)].unpack();
+  }
+}
+
 // Along an axis of `own` positions with `halo` either side, on a single periodic rank: the own
 // position whose value position p holds after an exchange (the halo before the first own
 // position holds the last own ones, and the halo after them the first).
@@ -213,18 +233,8 @@ TEST_CASE("column_halo_exchange between two GPUs of one process: pack, one group
   for (int r = 0; r < ranks; ++r) {
     COALESCE_CUDA_CHECK(cudaSetDevice(r));
     exchanges.emplace_back(blocks[r].view(), halo, neighbours[r], nccl.comm[r], blocks[r].stream());
-    exchanges.back().pack();
   }
-  coalesce::throw_on_nccl_error(ncclGroupStart(), "ncclGroupStart");
-  for (int r = 0; r < ranks; ++r) {
-    COALESCE_CUDA_CHECK(cudaSetDevice(r));
-    exchanges[r].post();
-  }
-  coalesce::throw_on_nccl_error(ncclGroupEnd(), "ncclGroupEnd");
-  for (int r = 0; r < ranks; ++r) {
-    COALESCE_CUDA_CHECK(cudaSetDevice(r));
-    exchanges[r].unpack();
-  }
+  exchange_in_one_group(exchanges);
   for (int r = 0; r < ranks; ++r) {
     COALESCE_CUDA_CHECK(cudaSetDevice(r));
     const auto expected = [&](std::size_t i, std::size_t c) {
@@ -385,18 +395,8 @@ TEST_CASE("volume_halo_exchange between two GPUs of one process, split along z (
       for (int r = 0; r < ranks; ++r) {
         COALESCE_CUDA_CHECK(cudaSetDevice(r));
         exchanges.emplace_back(blocks[r].view(), s.axis, s.halo, neighbours[r], nccl.comm[r], blocks[r].stream());
-        exchanges.back().pack();
       }
-      coalesce::throw_on_nccl_error(ncclGroupStart(), "ncclGroupStart");
-      for (int r = 0; r < ranks; ++r) {
-        COALESCE_CUDA_CHECK(cudaSetDevice(r));
-        exchanges[r].post();
-      }
-      coalesce::throw_on_nccl_error(ncclGroupEnd(), "ncclGroupEnd");
-      for (int r = 0; r < ranks; ++r) {
-        COALESCE_CUDA_CHECK(cudaSetDevice(r));
-        exchanges[r].unpack();
-      }
+      exchange_in_one_group(exchanges);
       for (int r = ranks - 1; r >= 0; --r) {  // each exchange frees its buffers on its own device
         COALESCE_CUDA_CHECK(cudaSetDevice(r));
         exchanges.pop_back();
