@@ -268,15 +268,16 @@ class pitched_volume {
   explicit pitched_volume(const pitched_volume<T, S, P, R>& other, const Resource& resource = Resource())
       : rows_(other.as_matrix(), resource), depth_(other.depth()), height_(other.height()) {}
 
+  // The rows do the work: the matrix's copy is deep and its assignment has the strong guarantee
+  // (only its copy can throw, and it comes first), and a moved-from volume is left empty.
   pitched_volume(const pitched_volume&) = default;
-  pitched_volume(pitched_volume&& other) noexcept { swap(other); }
-  // Strong guarantee: on failure *this is unchanged.
-  pitched_volume& operator=(const pitched_volume& other) {
-    if (this != &other) pitched_volume(other).swap(*this);
-    return *this;
-  }
+  pitched_volume& operator=(const pitched_volume&) = default;
+  pitched_volume(pitched_volume&& other) noexcept
+      : rows_(std::move(other.rows_)), depth_(std::exchange(other.depth_, 0)), height_(std::exchange(other.height_, 0)) {}
   pitched_volume& operator=(pitched_volume&& other) noexcept {
-    pitched_volume(std::move(other)).swap(*this);
+    rows_ = std::move(other.rows_);
+    depth_ = std::exchange(other.depth_, 0);
+    height_ = std::exchange(other.height_, 0);
     return *this;
   }
   ~pitched_volume() = default;

@@ -136,6 +136,36 @@ TEST_CASE("volumes copy between pitch policies, and coalesce::copy moves a block
   for (float x : filled.to_vector()) REQUIRE(x == 7.0f);
 }
 
+TEST_CASE("a volume copies deeply, assigns, and leaves a moved-from volume empty") {
+  const std::size_t d = 3, h = 4, w = 5;
+  const auto dense = counting(d * h * w);
+  host_volume<float> v(dense, d, h, w);
+
+  host_volume<float> copy(v);
+  copy(0, 0, 0) = -1.0f;  // deep: the original keeps its element
+  CHECK(v(0, 0, 0) == 0.0f);
+  host_volume<float> assigned(1, 1, 1);
+  assigned = v;
+  CHECK(assigned.depth() == d);
+  CHECK(assigned.height() == h);
+  CHECK(assigned.to_vector() == dense);
+
+  host_volume<float> moved(std::move(v));
+  CHECK(moved.to_vector() == dense);
+  CHECK(v.depth() == 0);  // NOLINT(bugprone-use-after-move): moved-from state is specified
+  CHECK(v.height() == 0);
+  CHECK(v.empty());
+  host_volume<float> target(2, 2, 2);
+  target = std::move(moved);
+  CHECK(target.depth() == d);
+  CHECK(target.to_vector() == dense);
+  CHECK(moved.depth() == 0);
+  CHECK(moved.empty());
+  auto& alias = target;
+  target = std::move(alias);  // a self-move keeps the elements
+  CHECK(target.to_vector() == dense);
+}
+
 TEST_CASE("a volume whose depth x height overflows says so") {
   CHECK_THROWS_AS(host_volume<float>(std::size_t(1) << 40, std::size_t(1) << 40, 1), std::length_error);
 }
