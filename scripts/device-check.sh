@@ -80,10 +80,14 @@ sanitize() {
     for exe in "$build"/tests/"$prefix"*; do
       [ -x "$exe" ] || continue
       log=$(mktemp)
-      COALESCE_SANITIZER=1 "$sanitizer" --tool "$tool" "${options[@]}" --error-exitcode 99 --print-limit 20 "$exe" '~[no-sanitizer]' \
-        >"$log" 2>&1
+      # A run that hangs (NCCL waiting on a peer that died under the tool) is stopped and fails.
+      COALESCE_SANITIZER=1 timeout "${SANITIZER_TIMEOUT:-600}" "$sanitizer" --tool "$tool" "${options[@]}" --error-exitcode 99 \
+        --print-limit 20 "$exe" '~[no-sanitizer]' >"$log" 2>&1
       rc=$?
-      if [ $rc -eq 77 ]; then
+      if [ $rc -eq 124 ]; then
+        fail "$tool on $(basename "$exe") ran past ${SANITIZER_TIMEOUT:-600} s (SANITIZER_TIMEOUT)"
+        tail -20 "$log"
+      elif [ $rc -eq 77 ]; then
         fail "$tool on $(basename "$exe") exited 77: a test case was skipped before launching its kernels"
         grep -A4 "SKIPPED" "$log"
       elif [ $rc -ne 0 ]; then
