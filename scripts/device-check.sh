@@ -17,10 +17,11 @@
 #               bench/ (table, CSV, JSON, targets, charts)
 #   two_gpus    on a machine with two GPUs (not one of the default steps): the NCCL tests and the
 #               two-GPU example (label nccl) with the GPUs required, the NCCL test executables under
-#               the four sanitizers, and coalesce_bench_two_gpus --check. memcheck and initcheck run
-#               with --report-api-errors no there: NCCL's initialization probes for kernels that are
-#               not built for the device (cudaErrorNoKernelImageForDevice), which is NCCL's own API
-#               error, not a memory error. Output: two-gpus.txt, sanitizers-two-gpus.txt,
+#               the four sanitizers, and coalesce_bench_two_gpus --check. The tools run with
+#               --report-api-errors no there: NCCL's initialization probes for kernels that are not
+#               built for the device (cudaErrorNoKernelImageForDevice), which is NCCL's own API
+#               error, not a memory error; and each executable may take SANITIZER_TIMEOUT seconds
+#               (1800 there, 600 elsewhere). Output: two-gpus.txt, sanitizers-two-gpus.txt,
 #               bench-two-gpus.txt
 # Defaults: --build-dir build/device, --results <build-dir>/results. --no-build runs the steps on
 # the build directory as it is (configured and built elsewhere, e.g. on a machine without a GPU,
@@ -66,8 +67,8 @@ run_tests() {
   grep -q "100% tests passed" "$results/device-tests.txt" || fail "device tests (see $results/device-tests.txt)"
 }
 
-# sanitize OUTPUT PREFIX [options for memcheck and initcheck]: every test executable
-# $build/tests/PREFIX* under the four tools.
+# sanitize OUTPUT PREFIX [options for every tool]: every test executable $build/tests/PREFIX*
+# under the four tools.
 sanitize() {
   local output=$1 prefix=$2 sanitizer log rc options
   shift 2
@@ -75,8 +76,7 @@ sanitize() {
   : >"$results/$output"
   for tool in memcheck racecheck initcheck synccheck; do
     echo "== compute-sanitizer --tool $tool" | tee -a "$results/$output"
-    options=()
-    [ "$tool" = memcheck ] || [ "$tool" = initcheck ] && options=("$@")
+    options=("$@")
     for exe in "$build"/tests/"$prefix"*; do
       [ -x "$exe" ] || continue
       log=$(mktemp)
@@ -120,7 +120,8 @@ run_two_gpus() {
   COALESCE_REQUIRE_GPU=1 ctest --test-dir "$build" -L nccl -V 2>&1 | relative | tee "$results/two-gpus.txt"
   grep -q "100% tests passed" "$results/two-gpus.txt" || fail "NCCL tests (see $results/two-gpus.txt)"
   grep -q "SKIPPED" "$results/two-gpus.txt" && fail "an NCCL test or the example skipped (see $results/two-gpus.txt)"
-  sanitize sanitizers-two-gpus.txt nccl. --report-api-errors no
+  # nccl.two_processes starts two processes per case, each initializing NCCL under the tool.
+  SANITIZER_TIMEOUT=${SANITIZER_TIMEOUT:-1800} sanitize sanitizers-two-gpus.txt nccl. --report-api-errors no
   build_target coalesce_bench_two_gpus || { fail "building coalesce_bench_two_gpus"; return; }
   "$build/bench/coalesce_bench_two_gpus" --check "$results/bench-two-gpus.txt" 2>&1 | relative
   [ "${PIPESTATUS[0]}" -eq 0 ] || fail "coalesce_bench_two_gpus --check (see $results/bench-two-gpus.txt)"

@@ -106,6 +106,34 @@ inline int current_device_or_none() noexcept {
   return device;
 }
 
+// Makes `device` current for its lifetime, and the device that was current current again after
+// (a negative device, or the one already current, changes nothing). Where a null stream stands
+// for a device's legacy stream, that device must be current for the call to be ordered there.
+class current_device_guard {
+ public:
+  explicit current_device_guard(int device) noexcept {
+    if (device < 0) return;
+    int current = -1;
+    // Errors of these calls are collected here, so that they are not reported as a later call's;
+    // an error the caller left pending stays, since neither call fails for it.
+    if (::cudaGetDevice(&current) != cudaSuccess) {
+      (void)::cudaGetLastError();
+      return;
+    }
+    if (current == device) return;
+    if (::cudaSetDevice(device) == cudaSuccess) previous_ = current;
+    else (void)::cudaGetLastError();
+  }
+  ~current_device_guard() {
+    if (previous_ >= 0) (void)::cudaSetDevice(previous_);
+  }
+  current_device_guard(const current_device_guard&) = delete;
+  current_device_guard& operator=(const current_device_guard&) = delete;
+
+ private:
+  int previous_ = -1;
+};
+
 inline constexpr int pooled_devices = 64;
 
 // Makes coalesce's pool on `device` (see device_pool).
@@ -193,14 +221,22 @@ class pool_resource {
   pool_resource() noexcept : device_(detail::current_device_or_none()) {}
   explicit pool_resource(cudaStream_t stream) noexcept : device_(detail::current_device_or_none()), stream_(stream) {}
 
+  // The null stream is the legacy stream of the device current at the call: allocation and
+  // release on it make the resource's device current for the call, so that they are ordered on
+  // that device's stream whichever device the caller has current (one process driving several
+  // GPUs destroys containers of every one of them).
   void* allocate(std::size_t bytes) {
     if (device_ < 0) throw_on_error(::cudaGetDevice(&device_), "coalesce::pool_resource: cudaGetDevice");
+    const detail::current_device_guard on_device(stream_ == nullptr ? device_ : -1);
     void* p = nullptr;
     const cudaError_t status = ::cudaMallocFromPoolAsync(&p, bytes, detail::device_pool(device_), stream_);
     return detail::allocated_or_throw(status, p, "cudaMallocFromPoolAsync (coalesce's pool on device " + std::to_string(device_) + ")",
                                       bytes);
   }
-  void deallocate(void* p, std::size_t /*bytes*/) noexcept { (void)::cudaFreeAsync(p, stream_); }
+  void deallocate(void* p, std::size_t /*bytes*/) noexcept {
+    const detail::current_device_guard on_device(stream_ == nullptr ? device_ : -1);
+    (void)::cudaFreeAsync(p, stream_);
+  }
   cudaStream_t stream() const noexcept { return stream_; }
   // The device the memory is on (-1 until the first allocation where none was current).
   int device() const noexcept { return device_; }

@@ -23,14 +23,18 @@
 // rank's messages inside one NCCL group: migrate(vectors, destination, comms, devices) does that,
 // or the process runs particle_migration's four steps itself:
 //
-//   std::vector<coalesce::particle_migration<Particle>> m;             // one per GPU, that GPU current
-//   for (int r = 0; r < n; ++r) m.emplace_back(particles[r], destination, comms[r]);
+//   std::vector<coalesce::particle_migration<Particle>> m;             // one per GPU, made with
+//   for (int r = 0; r < n; ++r) {                                       // that GPU current
+//     cudaSetDevice(devices[r]);
+//     m.emplace_back(particles[r], destination, comms[r]);
+//   }
 //   ncclGroupStart(); for (auto& x : m) x.post_counts();      ncclGroupEnd();
 //   for (auto& x : m) x.receive_counts();                    // waits for each rank's counts
 //   ncclGroupStart(); for (auto& x : m) x.post_particles();   ncclGroupEnd();
 //
-// Each step runs on the vector's stream, with the vector's device current. Needs a CUDA compiler
-// and NCCL (CMake target coalesce::nccl).
+// Each step runs on the vector's stream, with the device that was current when its
+// particle_migration was made current again for the step. Needs a CUDA compiler and NCCL (CMake
+// target coalesce::nccl).
 #pragma once
 
 #if !defined(__CUDACC__)
@@ -313,6 +317,7 @@ class particle_migration {
   particle_migration(soa_vector<T, device_space, Resource>& particles, Destination destination, ncclComm_t comm)
       : particles_(&particles),
         comm_(comm),
+        device_(detail::current_device()),
         departures_(particles.resource()),
         pool_(particles.stream()) {
     throw_on_nccl_error(::ncclCommUserRank(comm, &rank_), "coalesce::particle_migration: ncclCommUserRank");
@@ -331,19 +336,22 @@ class particle_migration {
   // Sends this rank's count for every other rank and receives theirs (one message each way per
   // pair of ranks), inside the caller's NCCL group if one is open.
   void post_counts() {
-    throw_on_nccl_error(::ncclGroupStart(), "coalesce::particle_migration: ncclGroupStart");
-    for (int r = 0; r < ranks_; ++r) {
-      if (r == rank_) continue;
-      throw_on_nccl_error(::ncclSend(send_counts() + r, 1, ncclUint64, r, comm_, stream()), "coalesce::particle_migration: ncclSend");
-      throw_on_nccl_error(::ncclRecv(received_counts() + r, 1, ncclUint64, r, comm_, stream()),
-                          "coalesce::particle_migration: ncclRecv");
-    }
-    throw_on_nccl_error(::ncclGroupEnd(), "coalesce::particle_migration: ncclGroupEnd");
+    const detail::current_device_guard on_device(device_);
+    detail::in_nccl_group("coalesce::particle_migration::post_counts", [&] {
+      for (int r = 0; r < ranks_; ++r) {
+        if (r == rank_) continue;
+        throw_on_nccl_error(::ncclSend(send_counts() + r, 1, ncclUint64, r, comm_, stream()),
+                            "coalesce::particle_migration: ncclSend");
+        throw_on_nccl_error(::ncclRecv(received_counts() + r, 1, ncclUint64, r, comm_, stream()),
+                            "coalesce::particle_migration: ncclRecv");
+      }
+    });
   }
 
   // Waits for the counts post_counts receives and makes room after the kept particles for the
   // arrivals (the vector's first kept elements stay where they are, or move with a reallocation).
   void receive_counts() {
+    const detail::current_device_guard on_device(device_);
     std::vector<unsigned long long> counts(std::size_t(ranks_), 0);
     throw_on_error(::cudaMemcpyAsync(counts.data(), received_counts(), counts.size() * sizeof(unsigned long long),
                                      cudaMemcpyDeviceToHost, stream()),
@@ -360,15 +368,30 @@ class particle_migration {
   // peer with particles to move, inside the caller's NCCL group if one is open. The messages
   // complete on the vector's stream.
   void post_particles() {
-    throw_on_nccl_error(::ncclGroupStart(), "coalesce::particle_migration: ncclGroupStart");
-    std::size_t send_from = 0, receive_at = kept_;
-    for (int r = 0; r < ranks_; ++r) {
-      const std::size_t out = sent_[std::size_t(r)], in = received_[std::size_t(r)];
-      post_columns(r, out, send_from, in, receive_at, std::make_index_sequence<detail::leaf_count_v<T>>{});
-      send_from += out;
-      receive_at += in;
-    }
-    throw_on_nccl_error(::ncclGroupEnd(), "coalesce::particle_migration: ncclGroupEnd");
+    const detail::current_device_guard on_device(device_);
+    detail::in_nccl_group("coalesce::particle_migration::post_particles", [&] {
+      std::size_t send_from = 0, receive_at = kept_;
+      for (int r = 0; r < ranks_; ++r) {
+        const std::size_t out = sent_[std::size_t(r)], in = received_[std::size_t(r)];
+        post_columns(r, out, send_from, in, receive_at, std::make_index_sequence<detail::leaf_count_v<T>>{});
+        send_from += out;
+        receive_at += in;
+      }
+    });
+  }
+
+  // Puts the departures back after the kept particles, before any count was posted: for a
+  // migration that cannot go on (another rank of this process found a bad destination), so that
+  // no particle is lost. The particles that stayed keep their new order.
+  void cancel() {
+    const detail::current_device_guard on_device(device_);
+    const std::size_t n = departures_.size();
+    if (n == 0) return;
+    particles_->resize_for_overwrite(kept_ + n);
+    copy_back(n, std::make_index_sequence<detail::leaf_count_v<T>>{});
+    departures_.clear();
+    sent_.assign(sent_.size(), 0);
+    kept_ += n;
   }
 
   std::size_t departed() const noexcept { return departures_.size(); }
@@ -382,6 +405,16 @@ class particle_migration {
   unsigned long long* send_counts() const { return static_cast<unsigned long long*>(counts_.get()); }
   unsigned long long* received_counts() const { return send_counts() + ranks_; }
   cudaStream_t stream() const { return particles_->stream(); }
+
+  template <std::size_t... L>
+  void copy_back(std::size_t n, std::index_sequence<L...>) {
+    const auto from = departures_.const_view();
+    const auto to = particles_->view();
+    (throw_on_error(::cudaMemcpyAsync(to.template leaf_column<L>() + kept_, from.template leaf_column<L>(),
+                                      n * sizeof(*from.template leaf_column<L>()), cudaMemcpyDeviceToDevice, stream()),
+                    "coalesce::particle_migration::cancel: cudaMemcpyAsync"),
+     ...);
+  }
 
   template <std::size_t... L>
   void post_columns(int peer, std::size_t out, std::size_t send_from, std::size_t in, std::size_t receive_at,
@@ -403,6 +436,7 @@ class particle_migration {
 
   soa_vector<T, device_space, Resource>* particles_;
   ncclComm_t comm_;
+  int device_;  // current when made: every step makes it current again
   int rank_ = 0;
   int ranks_ = 1;
   soa_vector<T, device_space, Resource> departures_;
@@ -422,7 +456,9 @@ class particle_migration {
 // particle_migration). Waits twice on the vector's stream (for the counts leaving and arriving);
 // the particles themselves are in place when the stream reaches the end of the messages. Throws
 // std::out_of_range, having moved nothing, if destination returns a rank outside the
-// communicator; coalesce::nccl_error or coalesce::cuda_error if a call fails.
+// communicator; coalesce::nccl_error or coalesce::cuda_error if a call fails. The other ranks
+// then wait for this rank's counts: a program that goes on after the exception aborts the
+// communicator (ncclCommAbort), which ends their wait with an error.
 template <class T, class Resource, class Destination>
 migration_counts migrate(soa_vector<T, device_space, Resource>& particles, Destination destination, ncclComm_t comm) {
   particle_migration<T, Resource> migration(particles, destination, comm);
@@ -436,7 +472,9 @@ migration_counts migrate(soa_vector<T, device_space, Resource>& particles, Desti
 // devices[r], and comms[r] is its rank (from ncclCommInitAll). Runs the four steps of every rank,
 // each with its GPU current, posting the messages of all of them in one NCCL group per step, and
 // makes the GPU that was current current again. Returns each rank's counts. Throws
-// std::invalid_argument if the three lists differ in length, and as migrate does.
+// std::invalid_argument if the three lists differ in length, and as migrate does; where one
+// rank's destination is bad, the ranks made before it put their departures back, so that no
+// vector loses a particle (those that stayed are compacted, and the departures follow them).
 template <class T, class Resource, class Destination>
 std::vector<migration_counts> migrate(std::vector<soa_vector<T, device_space, Resource>>& particles, Destination destination,
                                       const std::vector<ncclComm_t>& comms, const std::vector<int>& devices) {
@@ -452,13 +490,26 @@ std::vector<migration_counts> migrate(std::vector<soa_vector<T, device_space, Re
   } restore{current};
   const auto on = [&](std::size_t r) { throw_on_error(::cudaSetDevice(devices[r]), "coalesce::migrate: cudaSetDevice"); };
   const auto each_in_one_group = [&](auto&& step) {
-    throw_on_nccl_error(::ncclGroupStart(), "coalesce::migrate: ncclGroupStart");
-    for (std::size_t r = 0; r < particles.size(); ++r) on(r), step(r);
-    throw_on_nccl_error(::ncclGroupEnd(), "coalesce::migrate: ncclGroupEnd");
+    detail::in_nccl_group("coalesce::migrate", [&] {
+      for (std::size_t r = 0; r < particles.size(); ++r) on(r), step(r);
+    });
   };
   std::vector<particle_migration<T, Resource>> migrations;
   migrations.reserve(particles.size());
-  for (std::size_t r = 0; r < particles.size(); ++r) on(r), migrations.emplace_back(particles[r], destination, comms[r]);
+  try {
+    for (std::size_t r = 0; r < particles.size(); ++r) on(r), migrations.emplace_back(particles[r], destination, comms[r]);
+  } catch (...) {
+    // A bad destination on a later rank: the ranks already packed put their departures back, so
+    // that nothing is lost (the rank that threw moved nothing). A failure to put them back must
+    // not hide the first error.
+    for (auto& m : migrations) {
+      try {
+        m.cancel();
+      } catch (...) {
+      }
+    }
+    throw;
+  }
   each_in_one_group([&](std::size_t r) { migrations[r].post_counts(); });
   for (std::size_t r = 0; r < particles.size(); ++r) on(r), migrations[r].receive_counts();
   each_in_one_group([&](std::size_t r) { migrations[r].post_particles(); });

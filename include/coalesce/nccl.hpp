@@ -85,6 +85,21 @@ struct halo_messages {
   std::size_t stride = 0;
 };
 
+// Runs post() between ncclGroupStart and ncclGroupEnd (joining the caller's group, if one is
+// open). If post() throws, the group is ended before the exception goes on: a group left open
+// would hold back every later NCCL call of this thread.
+template <class Post>
+void in_nccl_group(const char* what, const Post& post) {
+  throw_on_nccl_error(::ncclGroupStart(), what);
+  try {
+    post();
+  } catch (...) {
+    (void)::ncclGroupEnd();
+    throw;
+  }
+  throw_on_nccl_error(::ncclGroupEnd(), what);
+}
+
 // Posts one rank's halo messages as one NCCL group (joining the caller's, if one is open).
 // NCCL pairs the messages between two ranks in the order they are posted, so every rank posts
 // its messages towards `next` (below, right, after) first and towards `previous` second: where one
@@ -94,8 +109,7 @@ inline void post_halo_messages(const halo_side& previous, const halo_side& next,
                                ncclComm_t comm, cudaStream_t stream, const char* what) {
   const auto at = [&](const void* start, std::size_t k) { return static_cast<const unsigned char*>(start) + k * layers.stride; };
   const auto to = [&](void* start, std::size_t k) { return static_cast<unsigned char*>(start) + k * layers.stride; };
-  throw_on_nccl_error(::ncclGroupStart(), what);
-  try {
+  in_nccl_group(what, [&] {
     for (std::size_t k = 0; next.peer >= 0 && k < layers.count; ++k)
       throw_on_nccl_error(::ncclSend(at(next.send, k), layers.bytes, ncclUint8, next.peer, comm, stream), what);
     for (std::size_t k = 0; previous.peer >= 0 && k < layers.count; ++k)
@@ -104,11 +118,7 @@ inline void post_halo_messages(const halo_side& previous, const halo_side& next,
       throw_on_nccl_error(::ncclSend(at(previous.send, k), layers.bytes, ncclUint8, previous.peer, comm, stream), what);
     for (std::size_t k = 0; next.peer >= 0 && k < layers.count; ++k)
       throw_on_nccl_error(::ncclRecv(to(next.receive, k), layers.bytes, ncclUint8, next.peer, comm, stream), what);
-  } catch (...) {
-    (void)::ncclGroupEnd();
-    throw;
-  }
-  throw_on_nccl_error(::ncclGroupEnd(), what);
+  });
 }
 
 inline void require_room_for_halos(std::size_t extent, std::size_t halo, const char* what, const char* layers) {
@@ -123,10 +133,11 @@ inline void require_room_for_halos(std::size_t extent, std::size_t halo, const c
 // Sends the block's first and last `halo` own rows to the ranks above and below, and receives
 // their rows into its halos, ordered on `stream`: work queued on `stream` afterwards sees the
 // halos, and `stream` must be ordered after the writes of the rows it sends. Every rank's block
-// must have the same columns and pitch (the matrices of one shape and policy do). The `halo` rows
-// go as one message each way where the block owns the padding between its rows (a whole
-// matrix's view does), and one message per row where it does not (a block narrower than its
-// matrix: the padding is its neighbour's columns). One NCCL group; inside a group the caller
+// must have the same columns and pitch (the matrices of one shape and policy do), and own the
+// padding between its rows alike. The `halo` rows go as one message each way where the block
+// owns that padding (a whole matrix's view does), and one message per row where it does not (a
+// block narrower than its matrix: the padding is its neighbour's columns); ranks that chose
+// differently would post messages that do not pair. One NCCL group; inside a group the caller
 // opened, it joins that one. Throws std::invalid_argument if the block is too short for its
 // halos, coalesce::nccl_error if NCCL fails.
 template <class T>
@@ -146,9 +157,12 @@ void exchange_row_halos(pitched_view<T> block, std::size_t halo, row_neighbours 
                              comm, stream, what);
 }
 
-// The split-phase form, for overlap: start() queues the exchange on a stream of its own, and
+// The split-phase form, for overlap: start() posts the exchange on a stream of its own, and
 // finish() makes the stream of the work that reads the halos wait for it, so that the block's
-// interior can be computed meanwhile. Holds one CUDA event (of the current device when made).
+// interior can be computed meanwhile. Inside a group the caller opened (one process driving
+// several GPUs), NCCL queues the messages only at the group's end, so finish() comes after the
+// outermost ncclGroupEnd: it marks the exchange stream there. Holds one CUDA event (of the
+// current device when made).
 template <class T>
 class row_halo_exchange {
  public:
@@ -160,20 +174,21 @@ class row_halo_exchange {
   row_halo_exchange& operator=(const row_halo_exchange&) = delete;
   row_halo_exchange(row_halo_exchange&& other) noexcept
       : block_(other.block_), halo_(other.halo_), neighbours_(other.neighbours_), comm_(other.comm_),
-        done_(std::exchange(other.done_, nullptr)) {}
+        exchange_stream_(other.exchange_stream_), done_(std::exchange(other.done_, nullptr)) {}
   row_halo_exchange& operator=(row_halo_exchange&&) = delete;
   ~row_halo_exchange() {
     if (done_) (void)::cudaEventDestroy(done_);
   }
 
-  // Queues the exchange on `exchange_stream`, which must be ordered after the writes of the rows
+  // Posts the exchange on `exchange_stream`, which must be ordered after the writes of the rows
   // it sends.
   void start(cudaStream_t exchange_stream) {
     exchange_row_halos(block_, halo_, neighbours_, comm_, exchange_stream);
-    throw_on_error(::cudaEventRecord(done_, exchange_stream), "coalesce::row_halo_exchange::start: cudaEventRecord");
+    exchange_stream_ = exchange_stream;
   }
-  // Work queued on `work_stream` from now on sees the halos.
-  void finish(cudaStream_t work_stream) const {
+  // Work queued on `work_stream` from now on sees the halos. After the outermost ncclGroupEnd.
+  void finish(cudaStream_t work_stream) {
+    throw_on_error(::cudaEventRecord(done_, exchange_stream_), "coalesce::row_halo_exchange::finish: cudaEventRecord");
     throw_on_error(::cudaStreamWaitEvent(work_stream, done_, 0), "coalesce::row_halo_exchange::finish: cudaStreamWaitEvent");
   }
 
@@ -182,6 +197,7 @@ class row_halo_exchange {
   std::size_t halo_;
   row_neighbours neighbours_;
   ncclComm_t comm_;
+  cudaStream_t exchange_stream_{};
   cudaEvent_t done_ = nullptr;
 };
 
@@ -220,7 +236,8 @@ struct axis_neighbours {
 // - across rows or columns of a deep volume, or of a block narrower than its volume - are packed
 // and unpacked by one coalesced kernel launch for both sides. The four packed faces are one
 // allocation from coalesce's pool on the stream, freed in stream order when the exchange is
-// destroyed. Every rank's block must have the same shape. Throws std::invalid_argument if the block
+// destroyed; make the exchange with the block's device current. Every rank's block must have the
+// same shape, and own its rows' padding alike. Throws std::invalid_argument if the block
 // is too thin for its halos, coalesce::nccl_error or coalesce::cuda_error if NCCL or CUDA fails.
 template <class T>
 class volume_halo_exchange {

@@ -23,8 +23,9 @@ constexpr int ranks = coalesce_test::two_ranks;
 using coalesce_test::communicators;
 using coalesce_test::single_rank;
 
-// The value of global row g, column c: each row its own, so a misplaced row shows.
-float value_at(std::size_t g, std::size_t c) { return float(g * 1000 + c); }
+// The value of global row g, column c: each element its own for fewer than 4096 columns (and
+// exact in a float below 4096 rows), so a misplaced row or column shows.
+float value_at(std::size_t g, std::size_t c) { return float(g * 4096 + c); }
 
 // Every element of `got` (rows x cols, dense) against expected(i, c); `who` says whose block.
 template <class Expected>
@@ -80,6 +81,7 @@ TEST_CASE("exchange_row_halos moves each block's edge rows into the other block'
     for (std::size_t i = 0; i < own; ++i)
       for (std::size_t c = 0; c < cols; ++c) host[(halo + i) * cols + c] = value_at(r * own + i, c);
     blocks.emplace_back(host, rows, cols);
+    COALESCE_CUDA_CHECK(cudaStreamSynchronize(blocks[r].stream()));  // the exchange's stream sees the rows it sends
   }
   // Rank 0 holds the top block, rank 1 the bottom one; the domain is not periodic.
   const std::array<coalesce::row_neighbours, ranks> neighbours{coalesce::row_neighbours{-1, 1}, coalesce::row_neighbours{0, -1}};
@@ -179,7 +181,7 @@ TEST_CASE("row_halo_exchange: start on an exchange stream, finish on the work st
 }
 
 TEST_CASE("a block too short for its halos is refused before NCCL is called") {
-  COALESCE_REQUIRE_TWO_GPUS();
+  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   COALESCE_CUDA_CHECK(cudaSetDevice(0));
   coalesce::pitched_matrix<float> tiny(5, 10);
   CHECK_THROWS_AS(coalesce::exchange_row_halos(tiny.view(), 2, coalesce::row_neighbours{-1, 1}, ncclComm_t{}, cudaStream_t{}),
@@ -265,9 +267,9 @@ namespace {
 
 using coalesce::volume_axis;
 
-// The value of global element (z, y, x): each its own (exact in a float below 16 planes of 1000
-// rows of 1000 columns), so a misplaced element shows.
-float value_at(std::size_t z, std::size_t y, std::size_t x) { return float(z * 1000000 + y * 1000 + x); }
+// The value of global element (z, y, x): each its own for fewer than 100 rows of 1000 columns, and
+// exact in a float below 160 planes, so a misplaced element shows.
+float value_at(std::size_t z, std::size_t y, std::size_t x) { return float(z * 100000 + y * 1000 + x); }
 
 const char* name_of(volume_axis axis) { return axis == volume_axis::z ? "z" : axis == volume_axis::y ? "y" : "x"; }
 

@@ -401,8 +401,9 @@ void run_as_two_processes(const std::string& name) {
 
 namespace {
 
-// The value of global row g, column c: each row its own, so a misplaced row shows.
-float value_at(std::size_t g, std::size_t c) { return float(g * 1000 + c); }
+// The value of global row g, column c: each element its own for fewer than 4096 columns (and
+// exact in a float below 4096 rows), so a misplaced row or column shows.
+float value_at(std::size_t g, std::size_t c) { return float(g * 4096 + c); }
 
 // Every element of `got` (rows x cols, dense) against expected(i, c); one assertion, naming the
 // first element that differs (the launcher also checks that its children asserted something).
