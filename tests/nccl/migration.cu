@@ -8,7 +8,8 @@
 // - the local half's time on 32 M particles is printed (not asserted).
 // On two GPUs of one process (skipped with fewer): particles drift across the split at x = 0, and
 // after the four steps of particle_migration each rank holds exactly the particles of its half,
-// the count and every particle conserved.
+// the count and every particle conserved; migrate for several GPUs does the same, and when the
+// second GPU's particles hold a bad destination, the first GPU, already packed, loses none.
 #include <coalesce/migration.hpp>
 #include <coalesce/soa.hpp>
 #include <coalesce/testing/testing.hpp>
@@ -226,5 +227,70 @@ TEST_CASE("particle_migration between two GPUs of one process: each rank ends wi
     gathered.insert(gathered.end(), here.begin(), here.end());
   }
   CHECK(total == all.size());
+  CHECK(same_particles(sorted(gathered), sorted(everyone)));
+}
+
+namespace {
+
+// The slabs of x, except that a particle beyond x = 5 asks for rank 9, which a communicator of
+// two does not have.
+struct slab_or_nowhere {
+  int ranks;
+  template <class P>
+  __host__ __device__ int operator()(const P& p) const {
+    const float x = p.x;
+    return x > 5.0f ? 9 : slab_of_x{ranks}(p);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("migrate for a process with two GPUs: a bad destination on the second loses no particle, then every rank gets its half") {
+  COALESCE_REQUIRE_TWO_GPUS();
+  constexpr int ranks = coalesce_test::two_ranks;
+  communicators nccl;
+  const std::vector<ncclComm_t> comms(nccl.comm.begin(), nccl.comm.end());
+  const std::vector<int> devices{0, 1};
+  // Each rank's own half, drifted as in the case above; one particle of rank 1 bound nowhere.
+  std::array<std::vector<Particle>, ranks> start;
+  for (Particle p : random_particles(100000)) {
+    const int r = slab_of_x{ranks}(p);
+    p.x += 0.5f * p.vx;
+    start[std::size_t(r)].push_back(p);
+  }
+  start[1].back().x = 6.0f;
+  std::vector<coalesce::soa_vector<Particle>> v;
+  for (int r = 0; r < ranks; ++r) {
+    COALESCE_CUDA_CHECK(cudaSetDevice(r));
+    v.emplace_back(start[std::size_t(r)]);
+  }
+  COALESCE_CUDA_CHECK(cudaSetDevice(0));
+  // Rank 0 packs its departures before rank 1 finds the bad one: rank 0 must put them back.
+  CHECK_THROWS_AS(coalesce::migrate(v, slab_or_nowhere{ranks}, comms, devices), std::out_of_range);
+  int current = -1;
+  COALESCE_CUDA_CHECK(cudaGetDevice(&current));
+  CHECK(current == 0);
+  for (int r = 0; r < ranks; ++r) {
+    COALESCE_CUDA_CHECK(cudaSetDevice(r));
+    INFO("rank " << r << " after the refused migration");
+    CHECK(same_particles(sorted(v[std::size_t(r)].to_vector()), sorted(start[std::size_t(r)])));
+  }
+
+  // The same particles with the bad one brought back into the domain.
+  start[1].back().x = 0.25f;
+  COALESCE_CUDA_CHECK(cudaSetDevice(1));
+  v[1] = coalesce::soa_vector<Particle>(start[1]);
+  const auto counts = coalesce::migrate(v, slab_of_x{ranks}, comms, devices);
+  std::vector<Particle> everyone, gathered;
+  for (int r = 0; r < ranks; ++r) {
+    everyone.insert(everyone.end(), start[std::size_t(r)].begin(), start[std::size_t(r)].end());
+    COALESCE_CUDA_CHECK(cudaSetDevice(r));
+    const auto here = v[std::size_t(r)].to_vector();
+    INFO("rank " << r << ": " << counts[std::size_t(r)].departed << " left, " << counts[std::size_t(r)].arrived << " arrived");
+    CHECK(counts[std::size_t(r)].departed > 0);
+    CHECK(counts[std::size_t(r)].arrived == counts[std::size_t(1 - r)].departed);
+    CHECK(std::count_if(here.begin(), here.end(), [&](const Particle& p) { return slab_of_x{ranks}(p) != r; }) == 0);
+    gathered.insert(gathered.end(), here.begin(), here.end());
+  }
   CHECK(same_particles(sorted(gathered), sorted(everyone)));
 }
