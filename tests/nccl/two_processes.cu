@@ -118,7 +118,9 @@ std::optional<rank_environment> rank_from_environment() {
 }
 
 // In a rank process, why it cannot have a GPU of its own, if it cannot. Every rank on a host sees
-// the same count, so they all skip or none does.
+// the same count, so they all skip or none does. Each rank must see all of its host's GPUs (rank
+// r takes local GPU r): a launcher that shows each rank one GPU (CUDA_VISIBLE_DEVICES per rank)
+// looks, from inside a rank, like a host with too few, and the test skips.
 std::optional<std::string> own_gpu_unavailable_reason(const rank_environment& env) {
   if (auto reason = ct::gpu_unavailable_reason()) return reason;
   int count = 0;
