@@ -37,6 +37,7 @@
 #include <nccl.h>
 
 #include <cstddef>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -121,6 +122,34 @@ inline void post_halo_messages(const halo_side& previous, const halo_side& next,
   });
 }
 
+// A CUDA event without timing, of the device current when it is made, destroyed with its owner:
+// how a split-phase exchange makes the stream of the work that reads the halos wait for them.
+class halos_done_event {
+ public:
+  explicit halos_done_event(const char* what) {
+    throw_on_error(::cudaEventCreateWithFlags(&event_, cudaEventDisableTiming), (std::string(what) + ": cudaEventCreate").c_str());
+  }
+  halos_done_event(halos_done_event&& other) noexcept : event_(std::exchange(other.event_, nullptr)) {}
+  halos_done_event& operator=(halos_done_event&& other) noexcept {
+    std::swap(event_, other.event_);
+    return *this;
+  }
+  halos_done_event(const halos_done_event&) = delete;
+  halos_done_event& operator=(const halos_done_event&) = delete;
+  ~halos_done_event() {
+    if (event_) (void)::cudaEventDestroy(event_);
+  }
+
+  // Work queued on `waiting` from now on comes after what `exchange` has queued so far.
+  void order(cudaStream_t exchange, cudaStream_t waiting, const char* what) const {
+    throw_on_error(::cudaEventRecord(event_, exchange), (std::string(what) + ": cudaEventRecord").c_str());
+    throw_on_error(::cudaStreamWaitEvent(waiting, event_, 0), (std::string(what) + ": cudaStreamWaitEvent").c_str());
+  }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
 inline void require_room_for_halos(std::size_t extent, std::size_t halo, const char* what, const char* layers) {
   if (extent < 3 * halo)
     throw std::invalid_argument(std::string(what) + ": a block of " + std::to_string(extent) + " " + layers +
@@ -167,18 +196,7 @@ template <class T>
 class row_halo_exchange {
  public:
   row_halo_exchange(pitched_view<T> block, std::size_t halo, row_neighbours neighbours, ncclComm_t comm)
-      : block_(block), halo_(halo), neighbours_(neighbours), comm_(comm) {
-    throw_on_error(::cudaEventCreateWithFlags(&done_, cudaEventDisableTiming), "coalesce::row_halo_exchange: cudaEventCreate");
-  }
-  row_halo_exchange(const row_halo_exchange&) = delete;
-  row_halo_exchange& operator=(const row_halo_exchange&) = delete;
-  row_halo_exchange(row_halo_exchange&& other) noexcept
-      : block_(other.block_), halo_(other.halo_), neighbours_(other.neighbours_), comm_(other.comm_),
-        exchange_stream_(other.exchange_stream_), done_(std::exchange(other.done_, nullptr)) {}
-  row_halo_exchange& operator=(row_halo_exchange&&) = delete;
-  ~row_halo_exchange() {
-    if (done_) (void)::cudaEventDestroy(done_);
-  }
+      : block_(block), halo_(halo), neighbours_(neighbours), comm_(comm), done_("coalesce::row_halo_exchange") {}
 
   // Posts the exchange on `exchange_stream`, which must be ordered after the writes of the rows
   // it sends.
@@ -187,10 +205,7 @@ class row_halo_exchange {
     exchange_stream_ = exchange_stream;
   }
   // Work queued on `work_stream` from now on sees the halos. After the outermost ncclGroupEnd.
-  void finish(cudaStream_t work_stream) {
-    throw_on_error(::cudaEventRecord(done_, exchange_stream_), "coalesce::row_halo_exchange::finish: cudaEventRecord");
-    throw_on_error(::cudaStreamWaitEvent(work_stream, done_, 0), "coalesce::row_halo_exchange::finish: cudaStreamWaitEvent");
-  }
+  void finish(cudaStream_t work_stream) { done_.order(exchange_stream_, work_stream, "coalesce::row_halo_exchange::finish"); }
 
  private:
   pitched_view<T> block_;
@@ -198,7 +213,7 @@ class row_halo_exchange {
   row_neighbours neighbours_;
   ncclComm_t comm_;
   cudaStream_t exchange_stream_{};
-  cudaEvent_t done_ = nullptr;
+  detail::halos_done_event done_;
 };
 
 // The ranks that own the columns left and right of a block; -1 at the domain's edge.
@@ -227,8 +242,10 @@ struct axis_neighbours {
 //            a group the caller opened - one process driving several GPUs posts every rank's
 //            exchange in one group - it joins that one);
 //   unpack() copies what was received into the halo layers; call it after the group has ended.
-// exchange() does the three for one rank per process; between pack() and unpack(), work on other
-// streams may compute the block's interior.
+// exchange() does the three for one rank per process. The split-phase form, for overlap: start()
+// packs and posts (inside the caller's group, if one is open), and finish(work_stream), after the
+// outermost ncclGroupEnd, unpacks and makes `work_stream` wait for the halos, so that work on
+// other streams may compute the block's interior meanwhile.
 //
 // A face that is one run of memory goes as it is, with no buffers, and pack() and unpack() do
 // nothing: `halo` planes of a volume whose planes follow each other at the pitch and whose rows
@@ -292,6 +309,17 @@ class volume_halo_exchange {
     unpack();
   }
 
+  void start() {
+    pack();
+    post();
+  }
+  // Work queued on `work_stream` from now on sees the halos. After the outermost ncclGroupEnd.
+  void finish(cudaStream_t work_stream) {
+    unpack();
+    if (!done_) done_.emplace(what_);
+    done_->order(stream_, work_stream, what_);
+  }
+
   // Whether the faces are packed (false: they go from the block's memory as they are).
   bool packs() const noexcept { return buffers_.get() != nullptr; }
 
@@ -335,6 +363,7 @@ class volume_halo_exchange {
   cudaStream_t stream_;
   const char* what_;
   detail::owned_bytes<pool_resource> buffers_;
+  std::optional<detail::halos_done_event> done_;  // made by the first finish()
 };
 
 // A matrix split into blocks of columns, with `halo` columns on either side: columns [0, halo)
@@ -342,7 +371,8 @@ class volume_halo_exchange {
 // on the right. The steps and their rules are volume_halo_exchange's (the matrix is a volume of
 // one plane split along x): pack() copies the strips sent into buffers, post() sends and
 // receives them, unpack() copies the received strips into the halo columns, exchange() does the
-// three; pack and unpack are one coalesced kernel launch each, for both sides.
+// three, and start() / finish(work_stream) are the split-phase form; pack and unpack are one
+// coalesced kernel launch each, for both sides.
 template <class T>
 class column_halo_exchange {
   static_assert(!std::is_const_v<T>, "coalesce::column_halo_exchange: the block receives its halos: pass a writable view");
@@ -357,6 +387,8 @@ class column_halo_exchange {
   void post() { exchange_.post(); }
   void unpack() { exchange_.unpack(); }
   void exchange() { exchange_.exchange(); }
+  void start() { exchange_.start(); }
+  void finish(cudaStream_t work_stream) { exchange_.finish(work_stream); }
 
  private:
   static pitched_volume_view<T> as_volume(const pitched_view<T>& m) {

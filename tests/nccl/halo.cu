@@ -425,3 +425,34 @@ TEST_CASE("a volume too thin along its split for its halos is refused before any
                                                         ncclComm_t{}, cudaStream_t{}),
                   std::invalid_argument);
 }
+
+TEST_CASE("volume_halo_exchange's split phase: start on an exchange stream, finish on the work stream, which then reads the halos") {
+  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
+  single_rank nccl;
+  cudaStream_t exchange_stream{}, work{};
+  COALESCE_CUDA_CHECK(cudaStreamCreateWithFlags(&exchange_stream, cudaStreamNonBlocking));
+  COALESCE_CUDA_CHECK(cudaStreamCreateWithFlags(&work, cudaStreamNonBlocking));
+  for (const auto& s : {volume_shape(volume_axis::x, 40, 2, 6, 17, 0), volume_shape(volume_axis::z, 8, 1, 0, 17, 40)}) {
+    coalesce::pitched_volume<float> block(volume_values(s, 0), s.extents[0], s.extents[1], s.extents[2]);
+    COALESCE_CUDA_CHECK(cudaStreamSynchronize(block.stream()));  // the exchange stream sees the layers it sends
+    std::vector<float> got(s.size());
+    {
+      coalesce::volume_halo_exchange<float> exchange(block.view(), s.axis, s.halo, coalesce::axis_neighbours{0, 0}, nccl.comm,
+                                                     exchange_stream);
+      exchange.start();
+      exchange.finish(work);
+      // Read back on the work stream: only finish() orders it after the exchange.
+      const auto v = block.view();
+      COALESCE_CUDA_CHECK(cudaMemcpy2DAsync(got.data(), v.width() * sizeof(float), v.data(), v.pitch_bytes(),
+                                            v.width() * sizeof(float), v.depth() * v.height(), cudaMemcpyDeviceToHost, work));
+      COALESCE_CUDA_CHECK(cudaStreamSynchronize(work));
+    }  // the buffers go back to the pool on the exchange stream
+    COALESCE_CUDA_CHECK(cudaStreamSynchronize(exchange_stream));
+    check_volume(got, s, [&](std::array<std::size_t, 3> p) {
+      p[std::size_t(s.axis)] = wrapped_source(s.along(p), s.own, s.halo);
+      return value_at(p[0], p[1], p[2]);
+    }, "the single rank");
+  }
+  COALESCE_CUDA_CHECK(cudaStreamDestroy(exchange_stream));
+  COALESCE_CUDA_CHECK(cudaStreamDestroy(work));
+}
