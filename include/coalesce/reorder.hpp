@@ -94,7 +94,6 @@ template <class T, class Index>
 void launch_gather(const soa_view<const T>& in, const Index* indices, std::size_t n, const soa_view<T>& out,
                    cudaStream_t stream, const char* what) {
   if (n == 0) return;
-  const unsigned long long* jumps = nullptr;
   if constexpr (records_save_sectors_v<T>) {
     if (in.size() >= records_from_elements && 2 * n >= in.size()) {
       const pool_resource pool(stream);
@@ -121,7 +120,7 @@ void launch_gather(const soa_view<const T>& in, const Index* indices, std::size_
       return;  // the scratch is freed in stream order, after the kernels that use it
     }
   }
-  launch_gather_columns(in, indices, n, out, jumps, stream, what, std::make_index_sequence<leaf_count_v<T>>{});
+  launch_gather_columns(in, indices, n, out, /*jumps=*/nullptr, stream, what, std::make_index_sequence<leaf_count_v<T>>{});
 }
 template <class T, class Index, std::size_t... L>
 void launch_scatter_columns(const soa_view<const T>& in, const Index* indices, const soa_view<T>& out,
