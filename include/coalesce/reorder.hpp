@@ -70,15 +70,14 @@ constexpr bool permute_index_ok() {
   return ok;
 }
 
-// One launch a column, in order (detail/permute_walk.hpp says why); each returns at once where
-// `jumps` says the gather is scattered and went through records.
+// One launch a column, in order (detail/permute_walk.hpp says why), one block per gather_batch *
+// permute_threads elements.
 template <class T, class Index, std::size_t... L>
 void launch_gather_columns(const soa_view<const T>& in, const Index* indices, std::size_t n, const soa_view<T>& out,
-                           const unsigned long long* jumps, cudaStream_t stream, const char* what, std::index_sequence<L...>) {
-  const std::size_t blocks = blocks_for(n, std::size_t(gather_batch) * permute_threads, what);
+                           cudaStream_t stream, const char* what, std::index_sequence<L...>) {
+  const unsigned blocks = blocks_for(n, std::size_t(gather_batch) * permute_threads, what);
   throw_if_earlier_error(what);
-  ((gather_column_kernel<L, T, Index><<<one_wave_grid<gather_column_kernel<L, T, Index>>(permute_threads, blocks),
-                                        permute_threads, 0, stream>>>(in, indices, n, out, jumps),
+  ((gather_column_kernel<L, T, Index><<<blocks, permute_threads, 0, stream>>>(in, indices, n, out),
     throw_if_launch_failed(what)),
    ...);
 }
@@ -87,9 +86,9 @@ void launch_gather_columns(const soa_view<const T>& in, const Index* indices, st
 inline constexpr std::size_t records_from_elements = std::size_t(1) << 18;
 
 // out[i] = in[indices[i]] for i < n. Where T has more columns than its record has sectors, and
-// the gather reads at least half the input, the jumps between consecutive indices are counted on
-// the GPU, and a scattered gather goes through records (detail/permute_walk.hpp): scratch of one
-// record per input element from coalesce's pool, freed in stream order.
+// the gather reads at least half the input, a sample of the indices decides on the GPU whether the
+// gather is scattered, and a scattered one goes through records (detail/permute_walk.hpp): scratch
+// of one record per input element from coalesce's pool, freed in stream order.
 template <class T, class Index>
 void launch_gather(const soa_view<const T>& in, const Index* indices, std::size_t n, const soa_view<T>& out,
                    cudaStream_t stream, const char* what) {
@@ -97,31 +96,27 @@ void launch_gather(const soa_view<const T>& in, const Index* indices, std::size_
   if constexpr (records_save_sectors_v<T>) {
     if (in.size() >= records_from_elements && 2 * n >= in.size()) {
       const pool_resource pool(stream);
-      // The jump count in the first record's place, so that the records stay aligned.
+      // The decision in the first record's place, so that the records stay aligned.
       const owned_bytes<pool_resource> scratch(pool, (in.size() + 1) * sizeof(record_of<T>), allocation_alignment);
-      auto* const counted = static_cast<unsigned long long*>(scratch.get());
+      auto* const scattered = static_cast<unsigned*>(scratch.get());
       auto* const records = reinterpret_cast<record_of<T>*>(static_cast<unsigned char*>(scratch.get()) + sizeof(record_of<T>));
-      throw_on_error(::cudaMemsetAsync(counted, 0, sizeof *counted, stream), what);
+      const unsigned first_blocks = blocks_for(in.size() > n ? in.size() : n, permute_threads, what);
+      const unsigned gather_blocks = blocks_for(n, std::size_t(gather_batch) * permute_threads, what);
       throw_if_earlier_error(what);
-      constexpr auto count = count_jumps_kernel<Index>;
-      count<<<one_wave_grid<count>(permute_threads, blocks_for(n, permute_threads, what)), permute_threads, 0, stream>>>(
-          indices, n, counted);
+      decide_scattered_kernel<Index><<<1, decide_threads, 0, stream>>>(indices, n, scattered);
       throw_if_launch_failed(what);
-      constexpr auto stage = stage_records_kernel<T>;
-      stage<<<one_wave_grid<stage>(permute_threads, blocks_for(in.size(), permute_threads, what)), permute_threads, 0,
-              stream>>>(in, records, counted, n);
+      stage_records_or_gather_kernel<T, Index><<<first_blocks, permute_threads, 0, stream>>>(in, records, indices, n, out,
+                                                                                            scattered);
       throw_if_launch_failed(what);
-      constexpr auto gather = gather_records_kernel<T, Index>;
-      gather<<<one_wave_grid<gather>(permute_threads, blocks_for(n, std::size_t(gather_batch) * permute_threads, what)),
-               permute_threads, 0, stream>>>(
-          records, in.size(), indices, n, out, counted);
+      gather_records_kernel<T, Index><<<gather_blocks, permute_threads, 0, stream>>>(records, in.size(), indices, n, out,
+                                                                                    scattered);
       throw_if_launch_failed(what);
-      launch_gather_columns(in, indices, n, out, counted, stream, what, std::make_index_sequence<leaf_count_v<T>>{});
       return;  // the scratch is freed in stream order, after the kernels that use it
     }
   }
-  launch_gather_columns(in, indices, n, out, /*jumps=*/nullptr, stream, what, std::make_index_sequence<leaf_count_v<T>>{});
+  launch_gather_columns(in, indices, n, out, stream, what, std::make_index_sequence<leaf_count_v<T>>{});
 }
+
 template <class T, class Index, std::size_t... L>
 void launch_scatter_columns(const soa_view<const T>& in, const Index* indices, const soa_view<T>& out,
                             cudaStream_t stream, const char* what, std::index_sequence<L...>) {
