@@ -262,26 +262,39 @@ TEST_CASE("the compaction's stores are coalesced and write each kept byte once (
   CHECK(tenth.dram_bytes_read() <= 1.05 * 28.0 * double(n));
 }
 
+// The particle count of the counter cases: under a sanitizer, the smallest input for which records
+// are considered (records_from_elements).
+std::size_t counted_gather_size() {
+  return ct::under_sanitizer() ? coalesce::detail::records_from_elements + 5 : std::size_t(1) << 24;
+}
+
+// A gather of random particles by `permutation`, run once on construction and checked element by
+// element against the host; run() gathers again, for the counters.
+struct checked_gather {
+  std::vector<Particle> particles;
+  coalesce::soa_vector<Particle> in, out;
+  ct::device_buffer<std::uint32_t> indices;
+
+  checked_gather(const std::vector<std::uint32_t>& permutation, const char* what)
+      : particles(random_particles(permutation.size())), in(particles), out(permutation.size()), indices(permutation) {
+    run();
+    ct::check_sync(what);
+    const auto got = out.to_vector();
+    for (std::size_t i = 0; i < got.size(); ++i)
+      if (!coalesce_test::same(got[i], particles[permutation[i]])) FAIL("element " << i << " is not input element " << permutation[i]);
+  }
+  void run() { coalesce::gather(in.view(), cuda::std::span<const std::uint32_t>(indices.data(), out.size()), out.view()); }
+};
+
 TEST_CASE("a scattered gather goes through records: one record read per particle, not a sector per column (hardware counters)") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
-  // Under a sanitizer, the smallest input that takes the records (records_from_elements).
-  const std::size_t n = ct::under_sanitizer() ? coalesce::detail::records_from_elements + 5 : std::size_t(1) << 24;
-  const auto particles = random_particles(n);
-  const coalesce::soa_vector<Particle> in(particles);
+  const std::size_t n = counted_gather_size();
   std::vector<std::uint32_t> permutation(n);
   std::iota(permutation.begin(), permutation.end(), 0u);
   std::shuffle(permutation.begin(), permutation.end(), std::mt19937_64(ct::test_seed()));
-  const ct::device_buffer<std::uint32_t> on_device(permutation);
-  const cuda::std::span<const std::uint32_t> indices(on_device.data(), n);
-  coalesce::soa_vector<Particle> out(n);
-  const auto gather = [&] { coalesce::gather(in.view(), indices, out.view()); };
-  gather();
-  ct::check_sync("a scattered gather");
-  const auto got = out.to_vector();
-  for (std::size_t i = 0; i < n; ++i)
-    if (!coalesce_test::same(got[i], particles[permutation[i]])) FAIL("element " << i << " is not input element " << permutation[i]);
+  checked_gather gather(permutation, "a scattered gather");
   COALESCE_REQUIRE_COUNTERS(profiler());
-  const auto m = profiler().measure(gather);
+  const auto m = profiler().measure([&] { gather.run(); });
   // The records: every column read once (24 bytes a particle) and written as one 32-byte record;
   // then the index (4 bytes) and one record per particle, scattered. DRAM serves a scattered
   // sector in 64 bytes on an H200 (the column gather of the benchmark: about 60 bytes per
@@ -297,26 +310,16 @@ TEST_CASE("a scattered gather goes through records: one record read per particle
 
 TEST_CASE("a nearly sorted gather stays on the columns: each index read once, each column once (hardware counters)") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
-  const std::size_t n = ct::under_sanitizer() ? coalesce::detail::records_from_elements + 5 : std::size_t(1) << 24;
-  const auto particles = random_particles(n);
-  const coalesce::soa_vector<Particle> in(particles);
+  const std::size_t n = counted_gather_size();
   // In order, then 1% of the positions swapped with a random other: about 4% of the consecutive
   // indices jump, well under the eighth that makes a gather scattered.
   std::vector<std::uint32_t> permutation(n);
   std::iota(permutation.begin(), permutation.end(), 0u);
   std::mt19937_64 engine(ct::test_seed());
   for (std::size_t k = 0; k < n / 100; ++k) std::swap(permutation[engine() % n], permutation[engine() % n]);
-  const ct::device_buffer<std::uint32_t> on_device(permutation);
-  const cuda::std::span<const std::uint32_t> indices(on_device.data(), n);
-  coalesce::soa_vector<Particle> out(n);
-  const auto gather = [&] { coalesce::gather(in.view(), indices, out.view()); };
-  gather();
-  ct::check_sync("a nearly sorted gather");
-  const auto got = out.to_vector();
-  for (std::size_t i = 0; i < n; ++i)
-    if (!coalesce_test::same(got[i], particles[permutation[i]])) FAIL("element " << i << " is not input element " << permutation[i]);
+  checked_gather gather(permutation, "a nearly sorted gather");
   COALESCE_REQUIRE_COUNTERS(profiler());
-  const auto m = profiler().measure(gather);
+  const auto m = profiler().measure([&] { gather.run(); });
   // No records: the output written once (24 bytes a particle), where staging records would write
   // 32 more. Reads: the index and the six columns, in order (28 bytes), and for the 2% of
   // particles that moved far, a 64-byte DRAM access per column.
