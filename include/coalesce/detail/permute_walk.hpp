@@ -26,6 +26,8 @@
 #include <coalesce/detail/element_moves.hpp>
 #include <coalesce/soa_view.hpp>
 
+#include <cub/block/block_reduce.cuh>
+
 #include <cstddef>
 #include <cstring>
 
@@ -108,15 +110,10 @@ __global__ void __launch_bounds__(decide_threads)
 #pragma unroll
   for (unsigned r = 0; r < per_thread; ++r)
     count += r * decide_threads + threadIdx.x < samples && (a[r] > b[r] ? a[r] - b[r] : b[r] - a[r]) >= 8 ? 1u : 0u;
-  __shared__ unsigned warp_counts[decide_threads / 32];
-  count = __reduce_add_sync(0xffffffffu, count);
-  if (threadIdx.x % 32 == 0) warp_counts[threadIdx.x / 32] = count;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    unsigned total = 0;
-    for (unsigned w = 0; w < decide_threads / 32; ++w) total += warp_counts[w];
-    *scattered = total > samples / 8 ? 1u : 0u;
-  }
+  using block_sum = cub::BlockReduce<unsigned, decide_threads>;
+  __shared__ typename block_sum::TempStorage temp;
+  const unsigned total = block_sum(temp).Sum(count);  // valid in thread 0
+  if (threadIdx.x == 0) *scattered = total > samples / 8 ? 1u : 0u;
 }
 
 // Where the gather of n elements is scattered: records[i] = element i of in, for every i. Where it
