@@ -27,6 +27,9 @@ namespace {
 struct maximum {
   __host__ __device__ std::int32_t operator()(std::int32_t a, std::int32_t b) const { return a > b ? a : b; }
 };
+struct minimum {
+  __host__ __device__ std::int32_t operator()(std::int32_t a, std::int32_t b) const { return a < b ? a : b; }
+};
 
 }  // namespace
 
@@ -105,10 +108,17 @@ TEST_CASE("transform_reduce is exact at every position: heads and tails off alig
   };
   // From the first to the fourth element of a 16-byte unit: heads of 0 to 3 elements, tails too.
   for (std::size_t first = 0; first < 4; ++first)
-    for (const std::size_t count : {std::size_t(0), std::size_t(1), std::size_t(3), std::size_t(5), n}) {
+    for (const std::size_t count : {std::size_t(0), std::size_t(1), std::size_t(3), std::size_t(5), std::size_t(1029), n}) {
       const cuda::std::span<const std::int32_t> s(column.data() + first, count);
       const auto got = coalesce::transform_reduce(s, widen, std::int64_t(7), plus{});
       if (got != 7 + host_sum(first, count)) FAIL("span of " << count << " from element " << first << ": " << got);
+      // The minimum of positive values, which no default-constructed partial (0) may enter: the
+      // threads and blocks without elements must stay out of it, however few the elements.
+      std::int32_t smallest = 2000000;
+      for (std::size_t i = first; i < first + count; ++i) smallest = values[i] + 600000 < smallest ? values[i] + 600000 : smallest;
+      const auto lowest = coalesce::transform_reduce(s, [] __device__(std::int32_t x) { return x + 600000; },
+                                                     std::int32_t(2000000), minimum{});
+      if (lowest != smallest) FAIL("minimum of a span of " << count << " from element " << first << ": " << lowest);
     }
 
   // Columns 4 bytes apart in alignment: no chunk starts at the same element in all of them, so
