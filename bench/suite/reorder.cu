@@ -5,7 +5,8 @@
 // (key, index) then a gather per column, or then a gather of records staged by hand, and
 // thrust::sort_by_key on the zip), and gathering every column by a random permutation
 // (coalesce::gather against hand-written gathers of the columns and of staged records, and
-// thrust::gather per column, with a copy of the same bytes written as the target's reference).
+// thrust::gather per column, with a copy of the same bytes written as the target's reference, and
+// the gather of records staged before the timing as the floor that the scattered reads set).
 // Every candidate's result is checked against a host reference before it is timed.
 //
 // Removing and sorting change their input, and the timer brackets each launch whole (bench.hpp),
@@ -352,6 +353,10 @@ void gather_group(runner& r, const std::vector<Particle>& particles, const std::
          for (std::size_t c = 0; c < columns; ++c)
            thrust::gather(thrust::cuda::par_nosync.on(s), indices, indices + n, from.c[c], to.c[c]);
        }},
+      // Not a way to gather (its records were staged before the timing): what reading one
+      // scattered sector a particle costs by itself, the floor under every gather above.
+      {"floor: records staged beforehand, one record read a particle", row_role::context,
+       [=](cudaStream_t s) { gather_records_by_hand<<<blocks_of(n), 256, 0, s>>>(records, indices, n, to); }},
       {"coalesce::gather(soa_view, indices, soa_view)", row_role::library,
        [=](cudaStream_t s) {
          coalesce::gather(in_view, cuda::std::span<const std::uint32_t>(indices, n), out_view, s);
@@ -359,6 +364,7 @@ void gather_group(runner& r, const std::vector<Particle>& particles, const std::
        row_target{targets::gather_versus_copy_of_its_writes, 0.0},
        "reads as scattered as the permutation: see its load sectors per request"},
   };
+  stage_by_hand<<<blocks_of(n), 256>>>(from, n, records);  // the floor's records, once
   for (const auto& c : candidates) {
     if (c.name.rfind("cudaMemcpy", 0) == 0) continue;
     c.launch(0);
