@@ -4,8 +4,8 @@
 // writes its element's fields to the columns (consecutive threads, consecutive elements: every
 // column write is coalesced). The reverse direction mirrors it. One chunk per block, as many
 // blocks as chunks: measured on an NVIDIA H200, CUDA 13.0, for 33.5 M 24-byte particles, as a
-// share of cudaMemcpy, AoS -> SoA 0.966 and SoA -> AoS 0.967, against 0.894 and 0.903 for one wave
-// of blocks looping over the chunks (and 0.963 for cub::DeviceTransform into a zip of the columns;
+// share of cudaMemcpy, AoS -> SoA 0.962 and SoA -> AoS 0.982, against 0.894 and 0.903 for one wave
+// of blocks looping over the chunks (and 0.961 for cub::DeviceTransform into a zip of the columns;
 // docs/bench/coalesce-bench.txt and coalesce-bench-before.txt).
 // Needs a CUDA compiler.
 #pragma once

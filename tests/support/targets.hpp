@@ -22,7 +22,7 @@ inline constexpr double transpose_of_peak = 0.75;
 // A reduction reads and writes nothing else: read bandwidth near the DRAM peak, where the work is
 // large enough (3.2 GB) that a launch's fixed costs do not count. At 402 MB (0.1 ms) they do: the
 // best kernel we could write, hand-written, read at 85.1% of the peak there and at 93.1% over
-// 3.2 GB (docs/bench/coalesce-bench.txt, NVIDIA H200, CUDA 13.0).
+// 3.2 GB (git show a18c05b:docs/bench/coalesce-bench.txt, NVIDIA H200, CUDA 13.0).
 inline constexpr double reduction_of_peak = 0.90;
 inline constexpr double reduction_of_peak_one_launch = 0.80;
 
@@ -33,8 +33,9 @@ inline constexpr double stencil_radius_1_of_memcpy = 0.90;
 inline constexpr double stencil_radius_2_of_memcpy = 0.85;
 // The 9-point stencil misses 0.90 on 8192 x 8192 floats: 89.3% of cudaMemcpy on an NVIDIA H200,
 // CUDA 13.0, level with the best hand-written kernel (89.1%) in the same run
-// (docs/bench/coalesce-bench.txt), DRAM at 0.995 of the ideal bytes (device.stencil in
-// docs/bench/device-tests.txt). Held here about two points under that, so that a slide shows.
+// (git show a18c05b:docs/bench/coalesce-bench.txt), DRAM at 0.995 of the ideal bytes
+// (device.stencil in docs/bench/device-tests.txt). Held here about two points under that, so that
+// a slide shows.
 inline constexpr double stencil_nine_point_of_memcpy = 0.87;
 // The benchmark's floors for the same rows, of the DRAM peak: the shares above times the 88.3%
 // of the peak that the reference copy reached on an NVIDIA H200 (device.harness_selftest).
@@ -43,17 +44,19 @@ inline constexpr double stencil_nine_point_of_peak = 0.77;
 inline constexpr double stencil_radius_2_of_peak = 0.75;
 // coalesce::stencil on pitched volumes of floats (512^3), the 7-point stencil and the 25-point
 // star of radius 4, walked in 2.5D (a register queue along z): floors about two points under the
-// measurement on an NVIDIA H200, CUDA 13.0 (docs/bench/coalesce-bench.txt), not the goals. The
-// goals are 0.85 and 0.70 of cudaMemcpy and 0.98 of the best hand-written kernel. Measured: the
-// 7-point at 0.838-0.846 of cudaMemcpy and 0.956-0.960 of the hand-written 2.5D kernel (which
-// takes 47 registers a thread to the library's 64: five blocks an SM to four); the 25-point at
-// 0.495-0.503, and 1.158-1.164 of the same hand-written design, 1.105 of the hand-written one
-// with the plane in shared memory (45.3% of cudaMemcpy), the best competitor.
+// measurements on an NVIDIA H200, CUDA 13.0, when the 2.5D walk came (bc9d23b, dcd146d), not the
+// goals. The goals are 0.85 and 0.70 of cudaMemcpy and 0.98 of the best hand-written kernel.
+// Measured then: the 7-point at 0.838-0.846 of cudaMemcpy and 0.956-0.960 of the hand-written
+// 2.5D kernel (which takes 47 registers a thread to the library's 64: five blocks an SM to four);
+// the 25-point at 0.495-0.503, and 1.158-1.164 of the same hand-written design, 1.105 of the
+// hand-written one with the plane in shared memory (45.3% of cudaMemcpy), the best competitor.
+// The main run since (docs/bench/coalesce-bench.txt): 0.836 and 0.962; 0.498 and 1.103.
 inline constexpr double volume_stencil_7_point_of_memcpy = 0.81;
 inline constexpr double volume_stencil_7_point_versus_hand_written = 0.93;
 inline constexpr double volume_stencil_25_point_of_memcpy = 0.47;
 inline constexpr double volume_stencil_25_point_versus_hand_written = 1.05;
-// The benchmark's floors for the same rows, of the DRAM peak (that run: 73.9% and 43.7%).
+// The benchmark's floors for the same rows, of the DRAM peak (then: 73.9% and 43.7%; the main
+// run since: 74.3% and 44.2%).
 inline constexpr double volume_stencil_7_point_of_peak = 0.71;
 inline constexpr double volume_stencil_25_point_of_peak = 0.41;
 // DRAM bytes a stencil moves, over one read of each input and one write of the output: the halo
