@@ -10,6 +10,7 @@
 #include <cuda/std/span>
 
 #include "coalesce_device_test.hpp"
+#include "fallbacks.hpp"
 #include "particles.hpp"
 
 #include <cmath>
@@ -138,6 +139,32 @@ TEST_CASE("transform_reduce is exact at every position: heads and tails off alig
     expected += kinetic_energy{}(p);
   }
   CHECK(coalesce::transform_reduce(skewed, kinetic_energy{}, 0.0, plus{}) == Approx(expected).epsilon(1e-12));
+}
+
+TEST_CASE("transform_reduce over 12-byte columns kept whole: the walk that stages a warp's chunks, partial warps, tails") {
+  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
+  using coalesce_test::fallbacks::Body;
+  // Body's Vec3f columns are kept whole: a chunk of 4 elements is 48 bytes of each, which a warp
+  // loads together (the columns' warp_staged walk). Sizes with a lone chunk, a partial last warp
+  // and a tail of one to three elements.
+  for (const std::size_t n : {std::size_t(3), std::size_t(5), std::size_t(131), std::size_t(1029), std::size_t(100003)}) {
+    const auto bodies = coalesce_test::fallbacks::random_bodies(n);
+    const coalesce::soa_vector<Body> v(bodies);
+    double expected = 0.0;
+    float lowest = 1e30f;
+    for (const auto& b : bodies) {
+      expected += double(b.pos.x) * b.mass + double(b.vel.z);
+      const float m = b.mass + 2.0f;  // positive: a default partial of 0 would show
+      lowest = m < lowest ? m : lowest;
+    }
+    const double got = coalesce::transform_reduce(
+        v.view(), [] __device__(auto b) { return double(b.pos.x) * b.mass + double(b.vel.z); }, 0.0, plus{});
+    CHECK(got == Approx(expected).epsilon(1e-12));
+    const float smallest = coalesce::transform_reduce(
+        v.view(), [] __device__(auto b) { return b.mass + 2.0f; }, 1e30f,
+        [] __host__ __device__(float a, float b) { return a < b ? a : b; });
+    if (smallest != lowest) FAIL(n << " bodies: minimum " << smallest << " against " << lowest);
+  }
 }
 
 TEST_CASE("transform_reduce reads the columns f uses in 16-byte accesses, each byte once (hardware counters)") {
