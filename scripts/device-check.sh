@@ -15,14 +15,18 @@
 #               left out. Output: sanitizers.txt
 #   bench       coalesce_bench --check: every coalesce row against its targets. Output: bench.txt and
 #               bench/ (table, CSV, JSON, targets, charts)
-#   two_gpus    on a machine with two GPUs (not one of the default steps): the NCCL tests and the
-#               two-GPU example (label nccl) with the GPUs required, the NCCL test executables under
-#               the four sanitizers, and coalesce_bench_two_gpus --check. The tools run with
-#               --report-api-errors no there: NCCL's initialization probes for kernels that are not
-#               built for the device (cudaErrorNoKernelImageForDevice), which is NCCL's own API
-#               error, not a memory error; and each executable may take SANITIZER_TIMEOUT seconds
-#               (1800 there, 600 elsewhere). Output: two-gpus.txt, sanitizers-two-gpus.txt,
-#               bench-two-gpus.txt
+#   two_gpus    on a machine with two GPUs (not one of the default steps): the three steps below,
+#               in this order. Each may also be run alone, e.g. one per call where a call's time is
+#               bounded:
+#   two_gpus_tests       the NCCL tests and the two-GPU example (label nccl) with the GPUs
+#                        required. Output: two-gpus.txt
+#   two_gpus_sanitizers  the NCCL test executables under the four sanitizers. The tools run with
+#                        --report-api-errors no there: NCCL's initialization probes for kernels
+#                        that are not built for the device (cudaErrorNoKernelImageForDevice), which
+#                        is NCCL's own API error, not a memory error; and each executable may take
+#                        SANITIZER_TIMEOUT seconds (1800 there, 600 elsewhere).
+#                        Output: sanitizers-two-gpus.txt
+#   two_gpus_bench       coalesce_bench_two_gpus --check. Output: bench-two-gpus.txt
 # Defaults: --build-dir build/device, --results <build-dir>/results. --no-build runs the steps on
 # the build directory as it is (configured and built elsewhere, e.g. on a machine without a GPU,
 # with coalesce_bench and coalesce_bench_two_gpus built too) instead of configuring and building.
@@ -37,8 +41,9 @@ while [ $# -gt 0 ]; do
     --build-dir) build=$2; shift 2 ;;
     --results) results=$2; shift 2 ;;
     --no-build) build_here=0; shift ;;
-    tests|sanitizers|bench|two_gpus) steps+=("$1"); shift ;;
-    *) echo "usage: $0 [--build-dir DIR] [--results DIR] [--no-build] [tests] [sanitizers] [bench] [two_gpus]" >&2; exit 2 ;;
+    tests|sanitizers|bench|two_gpus|two_gpus_tests|two_gpus_sanitizers|two_gpus_bench) steps+=("$1"); shift ;;
+    *) echo "usage: $0 [--build-dir DIR] [--results DIR] [--no-build] [tests] [sanitizers] [bench] [two_gpus]" \
+         "[two_gpus_tests] [two_gpus_sanitizers] [two_gpus_bench]" >&2; exit 2 ;;
   esac
 done
 [ ${#steps[@]} -eq 0 ] && steps=(tests sanitizers bench)
@@ -115,17 +120,25 @@ run_bench() {
   [ "${PIPESTATUS[0]}" -eq 0 ] || fail "coalesce_bench --check (see $results/bench.txt)"
 }
 
-run_two_gpus() {
+run_two_gpus_tests() {
   echo "== NCCL tests and the two-GPU example (two GPUs required)"
   COALESCE_REQUIRE_GPU=1 ctest --test-dir "$build" -L nccl -V 2>&1 | relative | tee "$results/two-gpus.txt"
   grep -q "100% tests passed" "$results/two-gpus.txt" || fail "NCCL tests (see $results/two-gpus.txt)"
   grep -q "SKIPPED" "$results/two-gpus.txt" && fail "an NCCL test or the example skipped (see $results/two-gpus.txt)"
+}
+
+run_two_gpus_sanitizers() {
   # nccl.two_processes starts two processes per case, each initializing NCCL under the tool.
   SANITIZER_TIMEOUT=${SANITIZER_TIMEOUT:-1800} sanitize sanitizers-two-gpus.txt nccl. --report-api-errors no
+}
+
+run_two_gpus_bench() {
   build_target coalesce_bench_two_gpus || { fail "building coalesce_bench_two_gpus"; return; }
   "$build/bench/coalesce_bench_two_gpus" --check "$results/bench-two-gpus.txt" 2>&1 | relative
   [ "${PIPESTATUS[0]}" -eq 0 ] || fail "coalesce_bench_two_gpus --check (see $results/bench-two-gpus.txt)"
 }
+
+run_two_gpus() { run_two_gpus_tests; run_two_gpus_sanitizers; run_two_gpus_bench; }
 
 for step in "${steps[@]}"; do "run_$step"; done
 [ $status -eq 0 ] && echo "device-check: all clean ($results)" || echo "device-check: FAILED ($results)"
