@@ -8,23 +8,33 @@
 // - column_halo_exchange on two blocks of columns (not periodic);
 // - migrate: each rank sends the other a known subset of its particles, and ends with exactly the
 //   particles bound for it (by id), every column intact, the counts matching and the total kept.
+// - volume_halo_exchange on two blocks of a volume split along z (whole planes, as they are), y
+//   and x (packed), not periodic; and its split phase, periodic, along x;
 // Skipped with fewer than 2 GPUs.
 //
-// Two ways to run it:
+// Three ways to run it:
 // - as it is (ctest nccl.two_processes): no rank in the environment, so each test case is the
 //   launcher: it starts this executable twice, one rank each, selecting only itself, and passes
 //   when both children pass (their output is printed when one does not);
 // - under an MPI launcher (ctest nccl.two_processes.mpirun, or mpirun -np 2 by hand): every case
 //   runs as the rank mpirun's environment names. No MPI header or library is used: the rank comes
-//   from the environment, and the NCCL id from rank 0 through a file.
+//   from the environment, and the NCCL id from rank 0 through a file;
+// - with both processes on one GPU (ctest nccl.two_processes.one_gpu: COALESCE_NCCL_SHARE_GPU=1):
+//   each rank takes a host id of its own (NCCL_HOSTID), as if the two were two machines, so NCCL
+//   accepts two ranks on one device and carries their messages over its socket transport through
+//   the loopback interface. That checks what goes where between two
+//   processes on a machine with one GPU; it says nothing of speed.
 #include <coalesce/migration.hpp>
 #include <coalesce/nccl.hpp>
 #include <coalesce/pitched_matrix.hpp>
+#include <coalesce/pitched_volume.hpp>
 #include <coalesce/soa.hpp>
+#include <coalesce/stencil.hpp>
 #include <coalesce/testing/testing.hpp>
 
 #include "coalesce_device_test.hpp"
 #include "nccl_ranks.hpp"
+#include "volume_blocks.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -117,6 +127,12 @@ std::optional<rank_environment> rank_from_environment() {
   return std::nullopt;
 }
 
+// Whether the two ranks share one GPU, each posing as a host of its own (see the top of the file).
+bool ranks_share_one_gpu() {
+  const char* share = std::getenv("COALESCE_NCCL_SHARE_GPU");
+  return share != nullptr && std::strcmp(share, "1") == 0;
+}
+
 // In a rank process, why it cannot have a GPU of its own, if it cannot. Every rank on a host sees
 // the same count, so they all skip or none does. Each rank must see all of its host's GPUs (rank
 // r takes local GPU r): a launcher that shows each rank one GPU (CUDA_VISIBLE_DEVICES per rank)
@@ -125,8 +141,9 @@ std::optional<std::string> own_gpu_unavailable_reason(const rank_environment& en
   if (auto reason = ct::gpu_unavailable_reason()) return reason;
   int count = 0;
   COALESCE_CUDA_CHECK(cudaGetDeviceCount(&count));
-  if (count < env.local_size)
-    return std::to_string(env.local_size) + " processes on this host need a GPU each, found " + std::to_string(count);
+  if (count < env.local_size && !ranks_share_one_gpu())
+    return std::to_string(env.local_size) + " processes on this host need a GPU each, found " + std::to_string(count) +
+           " (COALESCE_NCCL_SHARE_GPU=1 runs them on one)";
   return std::nullopt;
 }
 
@@ -181,6 +198,16 @@ ncclUniqueId await_id(const std::string& path, int rank) {
                            " s: rank 0 did not start, failed before writing it, or was given another COALESCE_NCCL_ID_FILE");
 }
 
+// For ranks that share one GPU, before this process's first NCCL call: a host id of its own, which
+// NCCL takes in place of the machine's (so it sees no two ranks on one device, and joins them by
+// its network transport), and, unless one is named already, the loopback interface for the
+// sockets between those "hosts" (NCCL leaves it out of its own choice).
+void pose_as_a_host_of_its_own(int rank) {
+  const std::string host = "coalesce-rank-" + std::to_string(rank);
+  if (::setenv("NCCL_HOSTID", host.c_str(), 1) != 0 || ::setenv("NCCL_SOCKET_IFNAME", "lo", 0) != 0)
+    throw std::runtime_error(std::string("setenv: ") + std::strerror(errno));
+}
+
 // One rank of the two: this process's GPU made current, and its communicator, destroyed at the
 // end of the test case. Every rank must make its process_rank in the same test case: the
 // constructor returns when all of them have joined.
@@ -200,6 +227,7 @@ struct process_rank {
     COALESCE_CUDA_CHECK(cudaGetDeviceCount(&count));
     device = env.local_rank % count;
     COALESCE_CUDA_CHECK(cudaSetDevice(device));
+    if (ranks_share_one_gpu()) pose_as_a_host_of_its_own(rank);
     const std::string path = id_file_for(name);
     ncclUniqueId id{};
     if (rank == 0) {
@@ -384,14 +412,15 @@ void run_as_two_processes(const std::string& name) {
 
 }  // namespace
 
-// Opens each test case: in a rank process, skips unless this process has a GPU of its own and
-// goes on as that rank; otherwise (no rank in the environment) it is the launcher, which needs
-// two GPUs, runs the case as two processes and ends it.
+// Opens each test case: in a rank process, skips unless this process has a GPU of its own (or
+// the ranks share one) and goes on as that rank; otherwise (no rank in the environment) it is the
+// launcher, which needs two GPUs (or one to share), runs the case as two processes and ends it.
 #define COALESCE_RANK_OR_LAUNCH(name)                                                              \
   do {                                                                                             \
     const auto coalesce_rank_environment_ = rank_from_environment();                               \
     if (!coalesce_rank_environment_) {                                                             \
-      COALESCE_REQUIRE_TWO_GPUS();                                                                 \
+      if (!ranks_share_one_gpu()) COALESCE_REQUIRE_TWO_GPUS();                                     \
+      if (auto coalesce_no_gpu_ = ct::gpu_unavailable_reason()) COALESCE_SKIP(*coalesce_no_gpu_);  \
       run_as_two_processes(name);                                                                  \
       return;                                                                                      \
     }                                                                                              \
@@ -507,6 +536,155 @@ TEST_CASE("column_halo_exchange between two processes: each inner halo receives 
     return -1.0f;                                                              // the outer halos
   };
   check_elements(block.to_vector(), rows, cols, expected, r);  // waits for the block's stream
+}
+
+// --- a Jacobi solve with the exchange overlapped -----------------------------------------------------
+
+namespace {
+
+struct jacobi {
+  template <class N>
+  __host__ __device__ float operator()(const N& n) const {
+    return 0.25f * (n(-1, 0) + n(1, 0) + n(0, -1) + n(0, 1));
+  }
+};
+
+// The plate's starting temperatures: a hot top edge, and values that differ from row to row and
+// column to column inside (so a halo row from the wrong place, or late, changes the result).
+float plate_at(std::size_t g, std::size_t c) { return g == 0 ? 100.0f : float((g * 7 + c * 13) % 101); }
+
+}  // namespace
+
+TEST_CASE("a Jacobi solve split between two processes, each sweep computing the inner rows while the halo rows travel, "
+          "equals the same sweeps of the whole plate on one GPU",
+          "[jacobi-overlap]") {
+  COALESCE_RANK_OR_LAUNCH("jacobi-overlap");
+  process_rank self("jacobi-overlap");
+  const int r = self.rank;
+  const std::size_t own = 61, cols = 203, rows = 2 * own + 2;  // the plate: two blocks of own rows and its two edge rows
+  const int sweeps = 40;
+  std::vector<float> plate(rows * cols);
+  for (std::size_t g = 0; g < rows; ++g)
+    for (std::size_t c = 0; c < cols; ++c) plate[g * cols + c] = plate_at(g, c);
+
+  // The reference: the whole plate, swept on this process's GPU.
+  coalesce::pitched_matrix<float> whole(plate, rows, cols), whole_next(plate, rows, cols);
+  for (int s = 0; s < sweeps; ++s) {
+    coalesce::stencil<1>(coalesce::interior, whole, whole_next, jacobi{});
+    whole.swap(whole_next);
+  }
+  const std::vector<float> reference = whole.to_vector();
+
+  // Rank r's block: global rows r * own .. r * own + own + 1; its halo row on the split holds the
+  // other block's edge row after an exchange, its halo on the plate's edge is that edge.
+  const std::vector<float> start(plate.begin() + std::ptrdiff_t(std::size_t(r) * own * cols),
+                                 plate.begin() + std::ptrdiff_t((std::size_t(r) * own + own + 2) * cols));
+  std::array<coalesce::pitched_matrix<float>, 2> block{coalesce::pitched_matrix<float>(start, own + 2, cols),
+                                                      coalesce::pitched_matrix<float>(start, own + 2, cols)};
+  owned_stream work, exchange_stream;
+  cudaEvent_t swept{};
+  COALESCE_CUDA_CHECK(cudaEventCreateWithFlags(&swept, cudaEventDisableTiming));
+  for (auto& b : block) COALESCE_CUDA_CHECK(cudaStreamSynchronize(b.stream()));
+  const auto neighbours = r == 0 ? coalesce::row_neighbours{-1, 1} : coalesce::row_neighbours{0, -1};
+  // One exchange per buffer: each sweep reads one and writes the other.
+  std::array<coalesce::row_halo_exchange<float>, 2> halos{
+      coalesce::row_halo_exchange<float>(block[0].view(), 1, neighbours, self.comm),
+      coalesce::row_halo_exchange<float>(block[1].view(), 1, neighbours, self.comm)};
+  for (int s = 0; s < sweeps; ++s) {
+    const auto from = block[s % 2].view(), to = block[1 - s % 2].view();
+    // The rows sent were written by the last sweep, on the work stream.
+    COALESCE_CUDA_CHECK(cudaEventRecord(swept, work.stream));
+    COALESCE_CUDA_CHECK(cudaStreamWaitEvent(exchange_stream.stream, swept, 0));
+    halos[s % 2].start(exchange_stream.stream);
+    // Rows 2 .. own - 1 need no halo: computed while the halo rows travel.
+    coalesce::stencil<1>(coalesce::interior, from.block(1, 0, own, cols), to.block(1, 0, own, cols), jacobi{}, work.stream);
+    halos[s % 2].finish(work.stream);
+    coalesce::stencil<1>(coalesce::interior, from.block(0, 0, 3, cols), to.block(0, 0, 3, cols), jacobi{}, work.stream);
+    coalesce::stencil<1>(coalesce::interior, from.block(own - 1, 0, 3, cols), to.block(own - 1, 0, 3, cols), jacobi{},
+                         work.stream);
+  }
+  COALESCE_CUDA_CHECK(cudaStreamSynchronize(work.stream));
+  COALESCE_CUDA_CHECK(cudaStreamSynchronize(exchange_stream.stream));
+  COALESCE_CUDA_CHECK(cudaEventDestroy(swept));
+  const std::vector<float> got = block[sweeps % 2].to_vector();
+  // Own rows against the reference's; the halo rows are last sweep's inputs, not compared.
+  check_elements(got, own + 2, cols, [&](std::size_t i, std::size_t c) {
+    if (i == 0 || i == own + 1) return got[i * cols + c];
+    return reference[(std::size_t(r) * own + i) * cols + c];
+  }, r);
+}
+
+// --- volumes -------------------------------------------------------------------------------------
+
+namespace {
+
+using coalesce::volume_axis;
+using coalesce_test::volume_shape;
+
+// Along z whole planes go as they are; along y (rows of every plane) and x (columns) they are
+// packed. Odd extents: no face is a multiple of a warp or a tile.
+const volume_shape split_volumes[] = {volume_shape(volume_axis::z, 12, 2, 0, 40, 70),
+                                      volume_shape(volume_axis::y, 21, 2, 7, 0, 45),
+                                      volume_shape(volume_axis::x, 50, 3, 9, 40, 0)};
+
+}  // namespace
+
+TEST_CASE("volume_halo_exchange between two processes, split along z (as it is), y and x (packed): each inner halo receives "
+          "the other block's edge layers, the outer ones stay as they were",
+          "[volumes]") {
+  COALESCE_RANK_OR_LAUNCH("volumes");
+  process_rank self("volumes");
+  const int r = self.rank;
+  for (const auto& s : split_volumes) {
+    coalesce::pitched_volume<float> block(coalesce_test::volume_values(s, std::size_t(r) * s.own), s.extents[0], s.extents[1],
+                                          s.extents[2]);
+    // Rank 0 holds the first block along the axis, rank 1 the second; not periodic.
+    const auto neighbours = r == 0 ? coalesce::axis_neighbours{-1, 1} : coalesce::axis_neighbours{0, -1};
+    {
+      coalesce::volume_halo_exchange<float> exchange(block.view(), s.axis, s.halo, neighbours, self.comm, block.stream());
+      CHECK(exchange.packs() == (s.axis != volume_axis::z));
+      exchange.exchange();
+    }
+    coalesce_test::check_volume(block.to_vector(), s,
+                                [&](std::array<std::size_t, 3> p) { return coalesce_test::after_exchange_of_two(s, r, p); },
+                                "rank " + std::to_string(r));
+  }
+}
+
+TEST_CASE("volume_halo_exchange between two processes, periodic, split along x: started on its own stream, finished on the "
+          "work stream, which then reads the halos",
+          "[volumes-split-phase]") {
+  COALESCE_RANK_OR_LAUNCH("volumes-split-phase");
+  process_rank self("volumes-split-phase");
+  const int r = self.rank, other = 1 - r;
+  const volume_shape s(volume_axis::x, 40, 2, 6, 17, 0);
+  coalesce::pitched_volume<float> block(coalesce_test::volume_values(s, std::size_t(r) * s.own), s.extents[0], s.extents[1],
+                                        s.extents[2]);
+  owned_stream exchange_stream, work;
+  COALESCE_CUDA_CHECK(cudaStreamSynchronize(block.stream()));  // the exchange stream sees the layers it sends
+  std::vector<float> got(s.size());
+  {
+    // Periodic: the other rank is the neighbour before and after.
+    coalesce::volume_halo_exchange<float> exchange(block.view(), s.axis, s.halo, coalesce::axis_neighbours{other, other},
+                                                   self.comm, exchange_stream.stream);
+    exchange.start();
+    exchange.finish(work.stream);
+    // Read back on the work stream: only finish() orders it after the exchange.
+    const auto v = block.view();
+    COALESCE_CUDA_CHECK(cudaMemcpy2DAsync(got.data(), v.width() * sizeof(float), v.data(), v.pitch_bytes(),
+                                          v.width() * sizeof(float), v.depth() * v.height(), cudaMemcpyDeviceToHost,
+                                          work.stream));
+    COALESCE_CUDA_CHECK(cudaStreamSynchronize(work.stream));
+  }  // the buffers go back to the pool on the exchange stream
+  COALESCE_CUDA_CHECK(cudaStreamSynchronize(exchange_stream.stream));
+  coalesce_test::check_volume(got, s, [&](std::array<std::size_t, 3> p) {
+    // The halo before the own columns holds the other block's last columns, the halo after them its first.
+    const std::size_t x = p[2];
+    std::size_t global = std::size_t(r) * s.own + x - s.halo;                              // own
+    if (x < s.halo) global = std::size_t(other) * s.own + s.own - s.halo + x;              // before
+    else if (x >= s.halo + s.own) global = std::size_t(other) * s.own + x - s.halo - s.own;  // after
+    return coalesce_test::value_at(p[0], p[1], global);
+  }, "rank " + std::to_string(r));
 }
 
 // --- migration -------------------------------------------------------------------------------------
