@@ -6,11 +6,15 @@
 // - row_halo_exchange, periodic, started on an exchange stream and finished on the work stream
 //   that reads the halos back;
 // - column_halo_exchange on two blocks of columns (not periodic);
-// - migrate: each rank sends the other a known subset of its particles, and ends with exactly the
-//   particles bound for it (by id), every column intact, the counts matching and the total kept.
+// - a Jacobi solve split in two, each sweep computing the inner rows while row_halo_exchange
+//   moves the halo rows, against the whole plate swept on one GPU;
 // - volume_halo_exchange on two blocks of a volume split along z (whole planes, as they are), y
 //   and x (packed), not periodic; and its split phase, periodic, along x;
-// Skipped with fewer than 2 GPUs.
+// - migrate: each rank sends the other a known subset of its particles, and ends with exactly the
+//   particles bound for it (by id), every column intact, the counts matching and the total kept;
+//   and three migrations in a row at the edges: nothing moves, a rank sends all it has, a rank
+//   that holds nothing receives.
+// Skipped with fewer than 2 GPUs (or, for ranks that share one, with none).
 //
 // Three ways to run it:
 // - as it is (ctest nccl.two_processes): no rank in the environment, so each test case is the
@@ -799,4 +803,61 @@ TEST_CASE("migrate between two processes: each ends with exactly the particles b
     INFO(first.str());
     CHECK(every_particle_intact);
   }
+}
+
+namespace {
+
+// Where each of three migrations in a row sends a particle: nowhere (every particle stays), then
+// everything to rank 1, then the odd ids to rank 0.
+struct stage_destination {
+  int self;
+  int stage;
+  template <class P>
+  __host__ __device__ int operator()(const P& p) const {
+    const std::uint64_t id = p.id;
+    return stage == 0 ? self : stage == 1 ? 1 : int(id % 2 == 1 ? 0 : 1);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("migrate between two processes at the edges: nothing moves, a rank empties, an empty rank receives", "[migrate-edges]") {
+  COALESCE_RANK_OR_LAUNCH("migrate-edges");
+  process_rank self("migrate-edges");
+  const int r = self.rank;
+  // Rank 0 starts with ids [0, 5001), rank 1 with none.
+  const std::uint64_t n = 5001;
+  std::vector<Tracer> start;
+  if (r == 0)
+    for (std::uint64_t id = 0; id < n; ++id) start.push_back(tracer(id));
+  coalesce::soa_vector<Tracer> v(start);
+
+  // The ids this rank holds after each stage, and what it sent and received there.
+  struct stage_result {
+    std::size_t departed, arrived, held;
+  };
+  const std::array<std::array<stage_result, 3>, ranks> expected{{
+      {{{0, 0, n}, {n, 0, 0}, {0, n / 2, n / 2}}},              // rank 0: keeps all, sends all, gets the odd ids
+      {{{0, 0, 0}, {0, n, n}, {n / 2, 0, n - n / 2}}},          // rank 1: empty, gets all, sends the odd ids
+  }};
+  for (int stage = 0; stage < 3; ++stage) {
+    const auto moved = coalesce::migrate(v, stage_destination{r, stage}, self.comm);
+    const std::vector<Tracer> got = v.to_vector();
+    const stage_result want = expected[std::size_t(r)][std::size_t(stage)];
+    INFO("rank " << r << ", stage " << stage);
+    CHECK(moved.departed == want.departed);
+    CHECK(moved.arrived == want.arrived);
+    CHECK(got.size() == want.held);
+    const auto misplaced = std::count_if(got.begin(), got.end(), [&](const Tracer& t) {
+      const bool belongs = stage == 0 ? r == 0 : stage == 1 ? r == 1 : int(t.id % 2 == 1 ? 0 : 1) == r;
+      return !belongs || !intact(t) || t.id >= n;
+    });
+    CHECK(misplaced == 0);
+  }
+  // The last stage's ids, each once.
+  std::vector<Tracer> last = v.to_vector();
+  std::vector<std::uint64_t> ids;
+  for (const Tracer& t : last) ids.push_back(t.id);
+  std::sort(ids.begin(), ids.end());
+  CHECK(std::adjacent_find(ids.begin(), ids.end()) == ids.end());
 }
