@@ -26,8 +26,8 @@
 // - with both processes on one GPU (ctest nccl.two_processes.one_gpu: COALESCE_NCCL_SHARE_GPU=1):
 //   each rank takes a host id of its own (NCCL_HOSTID), as if the two were two machines, so NCCL
 //   accepts two ranks on one device and carries their messages over its socket transport through
-//   the loopback interface. That checks what goes where between two
-//   processes on a machine with one GPU; it says nothing of speed.
+//   the loopback interface. That checks what goes where between two processes on a machine with
+//   one GPU; it says nothing of speed.
 #include <coalesce/migration.hpp>
 #include <coalesce/nccl.hpp>
 #include <coalesce/pitched_matrix.hpp>
