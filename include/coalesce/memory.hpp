@@ -45,13 +45,12 @@ inline constexpr std::size_t allocation_alignment = 256;
 namespace detail {
 
 // `p`, which an allocation call that returned `status` wrote, or a cuda_error saying "`what` of
-// `bytes` bytes". The runtime also records a failure as the thread's last error; it is cleared,
-// so that the user's next cudaGetLastError() after a launch does not report this allocation.
+// `bytes` bytes". The runtime also records a failure as the thread's last error: throw_on_error
+// collects it, so that the user's next cudaGetLastError() after a launch does not report this
+// allocation. (The resources' allocate checks for an earlier error first, so what is collected is
+// the allocation's own.)
 inline void* allocated_or_throw(cudaError_t status, void* p, const std::string& what, std::size_t bytes) {
-  if (status != cudaSuccess) {
-    (void)::cudaGetLastError();
-    throw cuda_error(status, what + " of " + std::to_string(bytes) + " bytes");
-  }
+  throw_on_error(status, what + " of " + std::to_string(bytes) + " bytes");
   return p;
 }
 
@@ -82,6 +81,7 @@ class device_resource {
   explicit device_resource(cudaStream_t stream) noexcept : stream_(stream) {}
 
   void* allocate(std::size_t bytes) {
+    detail::throw_if_earlier_error("coalesce::device_resource::allocate");
     void* p = nullptr;
     const cudaError_t status = ::cudaMallocAsync(&p, bytes, stream_);
     return detail::allocated_or_throw(status, p, "cudaMallocAsync", bytes);
@@ -98,11 +98,9 @@ namespace detail {
 // The current device, or -1 where there is none to ask (no driver, no GPU): resources record
 // their device when made, and a host-only program may make a device container it never fills.
 inline int current_device_or_none() noexcept {
+  const cudaError_t pending = ::cudaPeekAtLastError();
   int device = -1;
-  if (::cudaGetDevice(&device) != cudaSuccess) {
-    (void)::cudaGetLastError();
-    return -1;
-  }
+  if (collect_own(::cudaGetDevice(&device), pending) != cudaSuccess) return -1;
   return device;
 }
 
@@ -115,14 +113,11 @@ class current_device_guard {
     if (device < 0) return;
     int current = -1;
     // Errors of these calls are collected here, so that they are not reported as a later call's;
-    // an error the caller left pending stays, since neither call fails for it.
-    if (::cudaGetDevice(&current) != cudaSuccess) {
-      (void)::cudaGetLastError();
-      return;
-    }
+    // an error the caller left pending stays.
+    const cudaError_t pending = ::cudaPeekAtLastError();
+    if (collect_own(::cudaGetDevice(&current), pending) != cudaSuccess) return;
     if (current == device) return;
-    if (::cudaSetDevice(device) == cudaSuccess) previous_ = current;
-    else (void)::cudaGetLastError();
+    if (collect_own(::cudaSetDevice(device), pending) == cudaSuccess) previous_ = current;
   }
   ~current_device_guard() {
     if (previous_ >= 0) (void)::cudaSetDevice(previous_);
@@ -226,6 +221,7 @@ class pool_resource {
   // that device's stream whichever device the caller has current (one process driving several
   // GPUs destroys containers of every one of them).
   void* allocate(std::size_t bytes) {
+    detail::throw_if_earlier_error("coalesce::pool_resource::allocate");
     if (device_ < 0) throw_on_error(::cudaGetDevice(&device_), "coalesce::pool_resource: cudaGetDevice");
     const detail::current_device_guard on_device(stream_ == nullptr ? device_ : -1);
     void* p = nullptr;
@@ -250,16 +246,19 @@ class pool_resource {
 // driver (cudaMemPoolTrimTo). Memory still allocated, or freed on a stream that has not reached
 // the free, stays.
 inline void trim_pool(int device, std::size_t keep_bytes = 0) {
+  detail::throw_if_earlier_error("coalesce::trim_pool");
   throw_on_error(::cudaMemPoolTrimTo(detail::device_pool(device), keep_bytes), "cudaMemPoolTrimTo");
 }
 // The same on the current device.
 inline void trim_pool(std::size_t keep_bytes = 0) {
+  detail::throw_if_earlier_error("coalesce::trim_pool");
   int device = 0;
   throw_on_error(::cudaGetDevice(&device), "cudaGetDevice");
   trim_pool(device, keep_bytes);
 }
 // The bytes coalesce's pool on `device` holds from the driver, in use or not.
 inline std::size_t pool_reserved_bytes(int device) {
+  detail::throw_if_earlier_error("coalesce::pool_reserved_bytes");
   std::uint64_t bytes = 0;
   throw_on_error(::cudaMemPoolGetAttribute(detail::device_pool(device), cudaMemPoolAttrReservedMemCurrent, &bytes),
                  "cudaMemPoolGetAttribute(cudaMemPoolAttrReservedMemCurrent)");
@@ -277,6 +276,7 @@ class pinned_resource {
   static constexpr bool pinned = true;
 
   void* allocate(std::size_t bytes) {
+    detail::throw_if_earlier_error("coalesce::pinned_resource::allocate");
     void* p = nullptr;
     const cudaError_t status = ::cudaMallocHost(&p, bytes);
     return detail::allocated_or_throw(status, p, "cudaMallocHost", bytes);
@@ -292,6 +292,7 @@ class managed_resource {
   using memory_space = device_space;
 
   void* allocate(std::size_t bytes) {
+    detail::throw_if_earlier_error("coalesce::managed_resource::allocate");
     void* p = nullptr;
     const cudaError_t status = ::cudaMallocManaged(&p, bytes);
     return detail::allocated_or_throw(status, p, "cudaMallocManaged", bytes);
@@ -307,6 +308,7 @@ class device_synchronous_resource {
   using memory_space = device_space;
 
   void* allocate(std::size_t bytes) {
+    detail::throw_if_earlier_error("coalesce::device_synchronous_resource::allocate");
     void* p = nullptr;
     const cudaError_t status = ::cudaMalloc(&p, bytes);
     return detail::allocated_or_throw(status, p, "cudaMalloc", bytes);
@@ -404,8 +406,10 @@ void copy_rows(void* dst, std::size_t dst_pitch, const void* src, std::size_t sr
     const auto* s = static_cast<const unsigned char*>(src);
     for (std::size_t r = 0; r < rows; ++r) std::memcpy(d + r * dst_pitch, s + r * src_pitch, row_bytes);
   } else if (rows == 1) {
+    throw_if_earlier_error("coalesce's copy (cudaMemcpyAsync)");
     throw_on_error(::cudaMemcpyAsync(dst, src, row_bytes, copy_kind<DstSpace, SrcSpace>(), stream), "cudaMemcpyAsync");
   } else {
+    throw_if_earlier_error("coalesce's copy (cudaMemcpy2DAsync)");
     throw_on_error(::cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, row_bytes, rows,
                                        copy_kind<DstSpace, SrcSpace>(), stream),
                    "cudaMemcpy2DAsync");
@@ -421,6 +425,7 @@ void zero_rows(void* dst, std::size_t pitch, std::size_t row_bytes, std::size_t 
     auto* d = static_cast<unsigned char*>(dst);
     for (std::size_t r = 0; r < rows; ++r) std::memset(d + r * pitch, 0, row_bytes);
   } else {
+    throw_if_earlier_error("coalesce's fill (cudaMemset2DAsync)");
     throw_on_error(::cudaMemset2DAsync(dst, pitch, 0, row_bytes, rows, stream), "cudaMemset2DAsync");
   }
 }
@@ -437,7 +442,10 @@ cudaStream_t device_side_stream(cudaStream_t dst_stream, cudaStream_t src_stream
 // stream capture must be able to record.
 template <class Space>
 void wait_for(cudaStream_t stream) {
-  if constexpr (std::is_same_v<Space, device_space>) throw_on_error(::cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  if constexpr (std::is_same_v<Space, device_space>) {
+    throw_if_earlier_error("coalesce's wait (cudaStreamSynchronize)");
+    throw_on_error(::cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  }
   else (void)stream;
 }
 
@@ -448,6 +456,10 @@ template <class Resource>
 class owned_bytes {
  public:
   owned_bytes() = default;
+  // No bytes yet, from `resource`: what a moved-from container keeps, so that it still allocates
+  // on its own stream.
+  explicit owned_bytes(const Resource& resource) noexcept(std::is_nothrow_copy_constructible_v<Resource>)
+      : resource_(resource) {}
   // Takes `bytes` bytes (none when 0) whose start is aligned to `alignment` (a power of two);
   // alignments above 256 are reached by over-allocating.
   owned_bytes(const Resource& resource, std::size_t bytes, std::size_t alignment) : resource_(resource) {

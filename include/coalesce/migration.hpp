@@ -223,7 +223,6 @@ void pack_departures(soa_vector<T, device_space, Resource>& v, const Destination
   const std::size_t n = v.size();
   const cudaStream_t stream = v.stream();
   const pool_resource pool(stream);
-  throw_if_earlier_error(what);
   const int index_bits = bits_below(n), key_bits = index_bits + bits_below(std::size_t(ranks));
   if (key_bits > 64)
     throw std::length_error(std::string(what) + ": " + std::to_string(n) + " particles and " + std::to_string(ranks) +
@@ -321,7 +320,7 @@ class particle_migration {
   particle_migration(soa_vector<T, device_space, Resource>& particles, Destination destination, ncclComm_t comm)
       : particles_(&particles),
         comm_(comm),
-        device_(detail::current_device()),
+        device_((detail::throw_if_earlier_error("coalesce::migrate"), detail::current_device())),
         departures_(particles.resource()),
         pool_(particles.stream()) {
     throw_on_nccl_error(::ncclCommUserRank(comm, &rank_), "coalesce::particle_migration: ncclCommUserRank");
@@ -341,6 +340,7 @@ class particle_migration {
   // pair of ranks), inside the caller's NCCL group if one is open.
   void post_counts() {
     const detail::current_device_guard on_device(device_);
+    detail::throw_if_earlier_error("coalesce::particle_migration::post_counts");
     detail::in_nccl_group("coalesce::particle_migration::post_counts", [&] {
       for (int r = 0; r < ranks_; ++r) {
         if (r == rank_) continue;
@@ -356,6 +356,7 @@ class particle_migration {
   // arrivals (the vector's first kept elements stay where they are, or move with a reallocation).
   void receive_counts() {
     const detail::current_device_guard on_device(device_);
+    detail::throw_if_earlier_error("coalesce::particle_migration::receive_counts");
     std::vector<unsigned long long> counts(std::size_t(ranks_), 0);
     throw_on_error(::cudaMemcpyAsync(counts.data(), received_counts(), counts.size() * sizeof(unsigned long long),
                                      cudaMemcpyDeviceToHost, stream()),
@@ -373,6 +374,7 @@ class particle_migration {
   // complete on the vector's stream.
   void post_particles() {
     const detail::current_device_guard on_device(device_);
+    detail::throw_if_earlier_error("coalesce::particle_migration::post_particles");
     detail::in_nccl_group("coalesce::particle_migration::post_particles", [&] {
       std::size_t send_from = 0, receive_at = kept_;
       for (int r = 0; r < ranks_; ++r) {
@@ -486,6 +488,7 @@ std::vector<migration_counts> migrate(std::vector<soa_vector<T, device_space, Re
     throw std::invalid_argument("coalesce::migrate: " + std::to_string(particles.size()) + " vectors, " +
                                 std::to_string(comms.size()) + " communicators and " + std::to_string(devices.size()) +
                                 " devices; give one of each per rank");
+  detail::throw_if_earlier_error("coalesce::migrate");
   int current = 0;
   throw_on_error(::cudaGetDevice(&current), "coalesce::migrate: cudaGetDevice");
   struct restore_device {

@@ -110,6 +110,7 @@ inline void post_halo_messages(const halo_side& previous, const halo_side& next,
                                ncclComm_t comm, cudaStream_t stream, const char* what) {
   const auto at = [&](const void* start, std::size_t k) { return static_cast<const unsigned char*>(start) + k * layers.stride; };
   const auto to = [&](void* start, std::size_t k) { return static_cast<unsigned char*>(start) + k * layers.stride; };
+  throw_if_earlier_error(what);  // NCCL does not look: a pending CUDA error is the caller's
   in_nccl_group(what, [&] {
     for (std::size_t k = 0; next.peer >= 0 && k < layers.count; ++k)
       throw_on_nccl_error(::ncclSend(at(next.send, k), layers.bytes, ncclUint8, next.peer, comm, stream), what);
@@ -127,6 +128,7 @@ inline void post_halo_messages(const halo_side& previous, const halo_side& next,
 class halos_done_event {
  public:
   explicit halos_done_event(const char* what) {
+    throw_if_earlier_error(what);
     throw_on_error(::cudaEventCreateWithFlags(&event_, cudaEventDisableTiming), (std::string(what) + ": cudaEventCreate").c_str());
   }
   halos_done_event(halos_done_event&& other) noexcept : event_(std::exchange(other.event_, nullptr)) {}
@@ -142,6 +144,7 @@ class halos_done_event {
 
   // Work queued on `waiting` from now on comes after what `exchange` has queued so far.
   void order(cudaStream_t exchange, cudaStream_t waiting, const char* what) const {
+    throw_if_earlier_error(what);
     throw_on_error(::cudaEventRecord(event_, exchange), (std::string(what) + ": cudaEventRecord").c_str());
     throw_on_error(::cudaStreamWaitEvent(waiting, event_, 0), (std::string(what) + ": cudaStreamWaitEvent").c_str());
   }

@@ -210,6 +210,7 @@ void copy(pitched_volume_view<const T, FromSpace> from, pitched_volume_view<T, T
       detail::copy_rows<host_space, host_space>(to.row(z, 0), to.pitch_bytes(), from.row(z, 0), from.pitch_bytes(),
                                                 row_bytes, from.height(), cudaStream_t{});
   } else {
+    detail::throw_if_earlier_error("coalesce::copy");
     const bool whole_rows = (from.depth() <= 1 || from.slice_pitch_bytes() % from.pitch_bytes() == 0) &&
                             (to.depth() <= 1 || to.slice_pitch_bytes() % to.pitch_bytes() == 0);
     if (!whole_rows)

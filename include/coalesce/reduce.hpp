@@ -67,6 +67,7 @@ T transform_reduce(View view, F f, T init, Op op, cudaStream_t stream = 0) {
   const auto walked = detail::as_walkable(view);
   using walked_type = std::remove_const_t<decltype(walked)>;
   if constexpr (detail::reduce_view_ok<walked_type>()) {
+    detail::throw_if_earlier_error("coalesce::transform_reduce");  // before the result's allocation
     const auto in = detail::as_const_view(walked);
     const pool_resource pool(stream);
     const detail::owned_bytes<pool_resource> result(pool, sizeof(T), allocation_alignment);

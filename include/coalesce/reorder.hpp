@@ -211,6 +211,7 @@ void gather(View view, cuda::std::span<Index, Extent> indices, OutView out, cuda
   using out_type = std::remove_const_t<decltype(out_walked)>;
   if constexpr (detail::permute_views_ok<in_type, out_type>() && detail::permute_index_ok<Index>()) {
     constexpr const char* what = "coalesce::gather";
+    detail::throw_if_earlier_error(what);  // before the records' allocation
     if (out_walked.size() != indices.size())
       throw std::invalid_argument(std::string(what) + ": the output has " + std::to_string(out_walked.size()) +
                                   " elements and the indices " + std::to_string(indices.size()) + "; they must agree");
@@ -235,6 +236,7 @@ void scatter(View view, cuda::std::span<Index, Extent> indices, OutView out, cud
   using out_type = std::remove_const_t<decltype(out_walked)>;
   if constexpr (detail::permute_views_ok<in_type, out_type>() && detail::permute_index_ok<Index>()) {
     constexpr const char* what = "coalesce::scatter";
+    detail::throw_if_earlier_error(what);
     if (in_walked.size() != indices.size())
       throw std::invalid_argument(std::string(what) + ": the input has " + std::to_string(in_walked.size()) +
                                   " elements and the indices " + std::to_string(indices.size()) + "; they must agree");

@@ -562,44 +562,6 @@ TEST_CASE("the occupancy a launch asks for is cached per kernel, device and bloc
   }
 }
 
-// A launch that fails at once (1025 threads per block) leaves an error that nobody collected.
-__global__ void coalesce_test_never_runs() {}
-
-// [no-sanitizer]: memcheck reports the deliberate bad launch configuration as an API error.
-TEST_CASE("an error an earlier CUDA call left uncollected is reported as earlier, not as coalesce's, and stays for the user", "[no-sanitizer]") {
-  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
-  coalesce::soa_vector<Particle> particles(random_particles(1000));
-  ct::device_buffer<float> floats(std::vector<float>(1000, 1.0f));
-  coalesce::pitched_matrix<float> matrix(64, 64), transposed(64, 64);
-  ct::device_buffer<Particle> structs(random_particles(1000));
-  const auto scale = [] __device__(float& x) { x *= 2.0f; };
-  const std::pair<const char*, std::function<void()>> calls[] = {
-      {"for_each on a soa_view", [&] { coalesce::for_each(particles.view(), drift{0.5f}); }},
-      {"for_each on a span", [&] { coalesce::for_each(cuda::std::span<float>(floats.data(), 1000), scale); }},
-      {"for_each on a pitched view", [&] { coalesce::for_each(matrix.view(), scale); }},
-      {"for_each_index", [&] { coalesce::for_each_index(matrix.view(), [] __device__(std::size_t, std::size_t) {}); }},
-      {"copy_aos_to_soa", [&] { coalesce::copy_aos_to_soa(structs.data(), particles.view()); }},
-      {"transpose", [&] { coalesce::transpose(matrix.view(), transposed.view()); }},
-  };
-  for (const auto& [name, call] : calls) {
-    INFO(name);
-    coalesce_test_never_runs<<<1, 1025>>>();
-    const cudaError_t users = cudaPeekAtLastError();
-    REQUIRE(users != cudaSuccess);
-    try {
-      call();
-      FAIL("no exception");
-    } catch (const coalesce::cuda_error& e) {
-      CHECK(e.code() == users);
-      CHECK(std::string(e.what()).find("an earlier CUDA call") != std::string::npos);
-    }
-    CHECK(cudaGetLastError() == users);  // still the user's to collect
-    CHECK(cudaGetLastError() == cudaSuccess);
-    call();  // and the same call works once it is collected
-    ct::check_sync(name);
-  }
-}
-
 TEST_CASE("for_each_index calls f(i) once for every index of a soa_view, a span and a soa_vector") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   const std::size_t n = 300007;  // a partial last block

@@ -57,9 +57,9 @@ __global__ void __launch_bounds__(box_copy_threads) box_copy_kernel(box_and_buff
 template <class T, class Index, box_direction Direction>
 void launch_box_copy(const box_and_buffer<T>& first, const box_and_buffer<T>& second, std::size_t most, cudaStream_t stream,
                      const char* what) {
+  throw_if_earlier_error(what);  // before one_wave_grid's device queries
   constexpr auto kernel = box_copy_kernel<T, Index, Direction>;
   const unsigned blocks = one_wave_grid<kernel>(box_copy_threads, (most + box_copy_threads - 1) / box_copy_threads);
-  throw_if_earlier_error(what);
   kernel<<<dim3(blocks, 2), box_copy_threads, 0, stream>>>(first, second);
   throw_if_launch_failed(what);
 }

@@ -22,12 +22,9 @@ namespace coalesce::detail {
 // managed and mapped pinned memory pass. A no-op unless COALESCE_DEBUG is on.
 inline void require_device_memory(const void* p, const char* what) {
   if constexpr (COALESCE_DEBUG) {
+    throw_if_earlier_error(what);
     cudaPointerAttributes attributes{};
-    const cudaError_t status = ::cudaPointerGetAttributes(&attributes, p);
-    if (status != cudaSuccess) {
-      (void)::cudaGetLastError();  // not the user's error to find later
-      throw cuda_error(status, std::string(what) + ": cudaPointerGetAttributes");
-    }
+    throw_on_error(::cudaPointerGetAttributes(&attributes, p), std::string(what) + ": cudaPointerGetAttributes");
     const bool host_only = attributes.type == cudaMemoryTypeUnregistered ||
                            (attributes.type == cudaMemoryTypeHost && attributes.devicePointer == nullptr);
     if (host_only) {

@@ -13,19 +13,8 @@
 
 namespace coalesce::detail {
 
-// Called before coalesce launches a kernel: an error that an earlier CUDA call left behind, and
-// nobody collected, is thrown as that earlier call's, not as this launch's, and stays recorded
-// (peeked, not got) for the user's own check. Without it the check after the launch would collect
-// the user's error and report it as coalesce's.
-inline void throw_if_earlier_error(const char* what) {
-  const cudaError_t earlier = ::cudaPeekAtLastError();
-  if (earlier != cudaSuccess)
-    throw cuda_error(earlier, std::string("an earlier CUDA call (found pending, uncollected, before ") + what +
-                                  ", which was not launched)");
-}
-
-// Called right after a launch that throw_if_earlier_error preceded: the launch's own error,
-// collected, since the exception reports it.
+// Called right after a launch that throw_if_earlier_error (error.hpp) preceded: the launch's own
+// error, collected, since the exception reports it.
 inline void throw_if_launch_failed(const char* what) { throw_on_error(::cudaGetLastError(), what); }
 
 // Attribute `Attribute` of `device`, asked of the runtime once per device (the first 64 devices;

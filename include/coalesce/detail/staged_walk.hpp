@@ -97,12 +97,13 @@ bool launch_staged_for_each(T* data, std::size_t n, const F& f, cudaStream_t str
     return false;
   } else {
     if (n == 0) return true;
+    // Before the device query below: an error left pending is the caller's, not this query's.
+    throw_if_earlier_error("coalesce::for_each");
     constexpr std::size_t per_block = std::size_t(staged_items<T>) * staged_threads;
     static_assert(per_block % 16 == 0, "every run must start where the first does, modulo 16 bytes");
     const bool aligned16 = reinterpret_cast<std::uintptr_t>(data) % 16 == 0;
     const std::size_t shared = staged_bytes<T> + (aligned16 ? 0 : 15);
     if (shared > opt_in_shared_bytes(current_device())) return false;
-    throw_if_earlier_error("coalesce::for_each kernel launch");
     const auto kernel = aligned16 ? staged_for_each_kernel<T, F, true> : staged_for_each_kernel<T, F, false>;
     if (shared > 48 * 1024)
       throw_on_error(::cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)),
