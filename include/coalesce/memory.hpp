@@ -5,6 +5,8 @@
 #pragma once
 
 #include <coalesce/config.hpp>
+#include <coalesce/detail/byte_copies.hpp>
+#include <coalesce/detail/device_pool.hpp>
 #include <coalesce/error.hpp>
 #include <coalesce/memory_space.hpp>
 
@@ -12,10 +14,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
-#if !defined(__GNUC__) && !defined(__clang__)
-#  include <atomic>  // GCC and Clang: the pool's slots use the compiler's atomic builtins instead
-#endif
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -92,119 +90,6 @@ class device_resource {
  private:
   cudaStream_t stream_{};
 };
-
-namespace detail {
-
-// The current device, or -1 where there is none to ask (no driver, no GPU): resources record
-// their device when made, and a host-only program may make a device container it never fills.
-inline int current_device_or_none() noexcept {
-  const cudaError_t pending = ::cudaPeekAtLastError();
-  int device = -1;
-  if (collect_own(::cudaGetDevice(&device), pending) != cudaSuccess) return -1;
-  return device;
-}
-
-// Makes `device` current for its lifetime, and the device that was current current again after
-// (a negative device, or the one already current, changes nothing). Where a null stream stands
-// for a device's legacy stream, that device must be current for the call to be ordered there.
-class current_device_guard {
- public:
-  explicit current_device_guard(int device) noexcept {
-    if (device < 0) return;
-    int current = -1;
-    // Errors of these calls are collected here, so that they are not reported as a later call's;
-    // an error the caller left pending stays.
-    const cudaError_t pending = ::cudaPeekAtLastError();
-    if (collect_own(::cudaGetDevice(&current), pending) != cudaSuccess) return;
-    if (current == device) return;
-    if (collect_own(::cudaSetDevice(device), pending) == cudaSuccess) previous_ = current;
-  }
-  ~current_device_guard() {
-    if (previous_ >= 0) (void)::cudaSetDevice(previous_);
-  }
-  current_device_guard(const current_device_guard&) = delete;
-  current_device_guard& operator=(const current_device_guard&) = delete;
-
- private:
-  int previous_ = -1;
-};
-
-inline constexpr int pooled_devices = 64;
-
-// Makes coalesce's pool on `device` (see device_pool).
-inline cudaMemPool_t make_device_pool(int device) {
-  cudaMemPoolProps props{};
-  props.allocType = cudaMemAllocationTypePinned;
-  props.handleTypes = cudaMemHandleTypeNone;
-  props.location.type = cudaMemLocationTypeDevice;
-  props.location.id = device;
-  cudaMemPool_t pool = nullptr;
-  throw_on_error(::cudaMemPoolCreate(&pool, &props), "cudaMemPoolCreate (coalesce's pool)");
-  // Keep everything freed. And no opportunistic reuse: with it, every allocation asks whether the
-  // frees on other streams have completed, which measured 2 us a call against 0.6 us without
-  // (768 MiB blocks on an NVIDIA H200, CUDA 13.0). Memory freed on one stream is still reused on
-  // another, after a dependency on the free that the pool inserts (internal dependencies).
-  std::uint64_t keep_everything = ~std::uint64_t(0);
-  int no = 0;
-  cudaError_t status = ::cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep_everything);
-  if (status == cudaSuccess) status = ::cudaMemPoolSetAttribute(pool, cudaMemPoolReuseAllowOpportunistic, &no);
-  if (status != cudaSuccess) {
-    (void)::cudaMemPoolDestroy(pool);
-    throw_on_error(status, "cudaMemPoolSetAttribute (coalesce's pool)");
-  }
-  return pool;
-}
-
-// The slot of coalesce's pool on `device`, read and set atomically. GCC's and Clang's atomic
-// builtins rather than std::atomic: <atomic> alone costs an nvcc compile more than soa.hpp's own
-// code, and every unit that includes a container includes this.
-#if defined(__GNUC__) || defined(__clang__)
-inline cudaMemPool_t* pool_slots() {
-  static cudaMemPool_t slots[pooled_devices] = {};
-  return slots;
-}
-inline cudaMemPool_t pool_in_slot(int device) { return __atomic_load_n(&pool_slots()[device], __ATOMIC_ACQUIRE); }
-// Puts `pool` in the empty slot of `device` and returns it, or returns what another thread put
-// there first.
-inline cudaMemPool_t claim_pool_slot(int device, cudaMemPool_t pool) {
-  cudaMemPool_t expected = nullptr;
-  if (__atomic_compare_exchange_n(&pool_slots()[device], &expected, pool, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-    return pool;
-  return expected;
-}
-#else
-inline std::atomic<cudaMemPool_t>* pool_slots() {
-  static std::atomic<cudaMemPool_t> slots[pooled_devices];
-  return slots;
-}
-inline cudaMemPool_t pool_in_slot(int device) { return pool_slots()[device].load(std::memory_order_acquire); }
-inline cudaMemPool_t claim_pool_slot(int device, cudaMemPool_t pool) {
-  cudaMemPool_t expected = nullptr;
-  return pool_slots()[device].compare_exchange_strong(expected, pool, std::memory_order_acq_rel) ? pool : expected;
-}
-#endif
-
-// coalesce's own memory pool on `device`, made on first use and kept for the life of the process.
-// Its release threshold is everything, so memory a container frees stays in the pool for the
-// next one, where the device's default pool hands it back to the driver at every synchronization.
-// Measured on an NVIDIA H200, CUDA 13.0 (tests/device/memory.cu), what a construct + destroy cycle
-// of a 768 MiB soa_vector adds to a step that ends with a synchronization: 1.5 us from this pool
-// (0.49% of one for_each pass over it), 1547 us from the default pool, 353 us with cudaMalloc /
-// cudaFree; to_soa of 32 M particles with its allocation: 0.962 of cudaMemcpy from this pool,
-// 0.362 from the default pool. The process's default pool is left as
-// the program set it; trim_pool gives the memory back.
-inline cudaMemPool_t device_pool(int device) {
-  if (device < 0 || device >= pooled_devices)
-    throw std::out_of_range("coalesce: device " + std::to_string(device) + " has no memory pool (devices 0 to " +
-                            std::to_string(pooled_devices - 1) + " do)");
-  if (const cudaMemPool_t pool = pool_in_slot(device)) return pool;
-  const cudaMemPool_t made = make_device_pool(device);
-  const cudaMemPool_t kept = claim_pool_slot(device, made);
-  if (kept != made) (void)::cudaMemPoolDestroy(made);  // another thread made one first
-  return kept;
-}
-
-}  // namespace detail
 
 // Stream-ordered device memory from coalesce's own pool on the device that was current when the
 // resource was made (see detail::device_pool): freeing and allocating again, as temporaries do,
@@ -343,33 +228,6 @@ inline constexpr bool is_pinned_resource_v = is_pinned_resource<Resource>::value
 
 namespace detail {
 
-// a * b, or throws std::length_error naming `what` when the product does not fit in size_t.
-inline std::size_t checked_multiply(std::size_t a, std::size_t b, const char* what) {
-  if (a != 0 && b > static_cast<std::size_t>(-1) / a)
-    throw std::length_error(std::string(what) + ": " + std::to_string(a) + " x " + std::to_string(b) +
-                            " bytes overflows std::size_t");
-  return a * b;
-}
-
-// `value` rounded up to a multiple of the power of two `alignment`, or throws std::length_error.
-inline std::size_t checked_round_up(std::size_t value, std::size_t alignment, const char* what) {
-  if (value > static_cast<std::size_t>(-1) - (alignment - 1))
-    throw std::length_error(std::string(what) + ": " + std::to_string(value) + " bytes rounded up to " +
-                            std::to_string(alignment) + " overflows std::size_t");
-  return (value + alignment - 1) & ~(alignment - 1);
-}
-
-constexpr bool is_power_of_two(std::size_t value) { return value != 0 && (value & (value - 1)) == 0; }
-
-// The cudaMemcpyKind for a copy between two spaces.
-template <class DstSpace, class SrcSpace>
-constexpr cudaMemcpyKind copy_kind() {
-  if constexpr (std::is_same_v<DstSpace, device_space>)
-    return std::is_same_v<SrcSpace, device_space> ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice;
-  else
-    return std::is_same_v<SrcSpace, device_space> ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost;
-}
-
 // Whether copies between memory of `Resource` in `Space` and the device can be asynchronous and
 // captured into a CUDA graph: device memory, and pinned host memory.
 template <class Space, class Resource>
@@ -386,68 +244,6 @@ struct async_copy_between {
       copies_asynchronously<ToSpace, ToResource> && copies_asynchronously<FromSpace, FromResource>;
   static constexpr bool possible = device_involved && host_side_pinned;
 };
-
-// Copies `rows` rows of `row_bytes` bytes between pitched buffers, ordered on `stream`. A copy
-// between two host buffers is plain memcpy and needs no CUDA runtime at all. A copy from pageable
-// host memory (a local, a std::vector) returns only once the source has been staged, so the
-// caller may release the source at once without synchronizing (CUDA runtime API, "API
-// synchronization behavior"); the fills of pitched_matrix and soa_vector rely on this. Between
-// device memory and pinned host memory the copy only enqueues, and a stream capture records it
-// as a graph's memcpy node. One row is a plain cudaMemcpyAsync: the pitches of a single row
-// (soa_vector's columns pass 0) mean nothing, and the 1D copy is the form every CUDA version
-// captures.
-template <class DstSpace, class SrcSpace>
-void copy_rows(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch, std::size_t row_bytes,
-               std::size_t rows, cudaStream_t stream) {
-  if (rows == 0 || row_bytes == 0) return;
-  if constexpr (std::is_same_v<DstSpace, host_space> && std::is_same_v<SrcSpace, host_space>) {
-    (void)stream;
-    auto* d = static_cast<unsigned char*>(dst);
-    const auto* s = static_cast<const unsigned char*>(src);
-    for (std::size_t r = 0; r < rows; ++r) std::memcpy(d + r * dst_pitch, s + r * src_pitch, row_bytes);
-  } else if (rows == 1) {
-    throw_if_earlier_error("coalesce's copy (cudaMemcpyAsync)");
-    throw_on_error(::cudaMemcpyAsync(dst, src, row_bytes, copy_kind<DstSpace, SrcSpace>(), stream), "cudaMemcpyAsync");
-  } else {
-    throw_if_earlier_error("coalesce's copy (cudaMemcpy2DAsync)");
-    throw_on_error(::cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, row_bytes, rows,
-                                       copy_kind<DstSpace, SrcSpace>(), stream),
-                   "cudaMemcpy2DAsync");
-  }
-}
-
-// Sets `rows` rows of `row_bytes` bytes to zero bytes, ordered on `stream`.
-template <class Space>
-void zero_rows(void* dst, std::size_t pitch, std::size_t row_bytes, std::size_t rows, cudaStream_t stream) {
-  if (rows == 0 || row_bytes == 0) return;
-  if constexpr (std::is_same_v<Space, host_space>) {
-    (void)stream;
-    auto* d = static_cast<unsigned char*>(dst);
-    for (std::size_t r = 0; r < rows; ++r) std::memset(d + r * pitch, 0, row_bytes);
-  } else {
-    throw_if_earlier_error("coalesce's fill (cudaMemset2DAsync)");
-    throw_on_error(::cudaMemset2DAsync(dst, pitch, 0, row_bytes, rows, stream), "cudaMemset2DAsync");
-  }
-}
-
-// The stream a copy between two containers is ordered on: the device side's, so that the copy
-// follows the work already queued for the device container (host containers use stream 0).
-template <class DstSpace, class SrcSpace>
-cudaStream_t device_side_stream(cudaStream_t dst_stream, cudaStream_t src_stream) {
-  return std::is_same_v<DstSpace, device_space> ? dst_stream : src_stream;
-}
-
-// Waits for the work ordered on `stream` when `Space` is the device; host work is already done.
-// A cudaStreamSynchronize: never called by the asynchronous copies or the algorithms, which a
-// stream capture must be able to record.
-template <class Space>
-void wait_for(cudaStream_t stream) {
-  if constexpr (std::is_same_v<Space, device_space>) {
-    throw_if_earlier_error("coalesce's wait (cudaStreamSynchronize)");
-    throw_on_error(::cudaStreamSynchronize(stream), "cudaStreamSynchronize");
-  }
-  else (void)stream;
-}
 
 // One allocation from a resource (kept by value, so moving the owner moves both), released on
 // destruction: what lets a container build its new state completely before touching its old one
