@@ -9,12 +9,12 @@
 #pragma once
 
 #include <coalesce/config.hpp>
-#include <coalesce/detail/view_adapter_base.hpp>
+#include <coalesce/detail/container_capture.hpp>
+#include <coalesce/detail/pitched_volume_view.hpp>
 #include <coalesce/error.hpp>
 #include <coalesce/memory.hpp>
 #include <coalesce/pitched_matrix.hpp>
 
-#include <cuda/std/mdspan>
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
@@ -26,215 +26,13 @@
 
 namespace coalesce {
 
-// The mdspan type a pitched_volume_view converts to: strides in elements (slice, row, 1).
-template <class T>
-using pitched_volume_mdspan = cuda::std::mdspan<T, cuda::std::dextents<std::size_t, 3>, cuda::std::layout_stride>;
-
-// A non-owning window onto a pitched volume: a pointer, the extents (depth, height, width), the
-// row pitch and the slice pitch in bytes. Trivially copyable, so it is passed to kernels by value.
-// Space says where the elements live, as for pitched_view.
-template <class T, class Space = device_space>
-class pitched_volume_view {
-  static_assert(is_memory_space_v<Space>,
-                "coalesce::pitched_volume_view<T, Space>: Space must be coalesce::host_space or coalesce::device_space");
-  using byte = std::conditional_t<std::is_const_v<T>, const unsigned char, unsigned char>;
-
- public:
-  using element_type = T;
-  using memory_space = Space;
-  using value_type = std::remove_cv_t<T>;
-  using size_type = std::size_t;
-
-  pitched_volume_view() = default;
-  // depth x height rows of `width` elements at `data`: rows `pitch_bytes` apart, slices
-  // `slice_pitch_bytes` apart. The first `owned_row_bytes` bytes of each row (at least
-  // width * sizeof(T), at most the pitch) belong to this view alone, as for pitched_view.
-  // Precondition: width * sizeof(T) <= pitch_bytes, height * pitch_bytes <= slice_pitch_bytes,
-  // both pitches multiples of alignof(T).
-  COALESCE_HOST_DEVICE pitched_volume_view(T* data, std::size_t depth, std::size_t height, std::size_t width,
-                                           std::size_t pitch_bytes, std::size_t slice_pitch_bytes)
-      : pitched_volume_view(data, depth, height, width, pitch_bytes, slice_pitch_bytes, width * sizeof(T)) {}
-  COALESCE_HOST_DEVICE pitched_volume_view(T* data, std::size_t depth, std::size_t height, std::size_t width,
-                                           std::size_t pitch_bytes, std::size_t slice_pitch_bytes,
-                                           std::size_t owned_row_bytes)
-      : data_(data), depth_(depth), height_(height), width_(width), pitch_(pitch_bytes), slice_pitch_(slice_pitch_bytes),
-        owned_(owned_row_bytes) {
-    COALESCE_ASSERT(width * sizeof(T) <= pitch_bytes || height * depth <= 1,
-                    "coalesce::pitched_volume_view: rows overlap (width * sizeof(T) > pitch_bytes)");
-    COALESCE_ASSERT(height * pitch_bytes <= slice_pitch_bytes || depth <= 1,
-                    "coalesce::pitched_volume_view: slices overlap (height * pitch_bytes > slice_pitch_bytes)");
-    COALESCE_ASSERT(pitch_bytes % alignof(T) == 0 && slice_pitch_bytes % alignof(T) == 0,
-                    "coalesce::pitched_volume_view: a pitch is not a multiple of alignof(T)");
-  }
-
-  // A read-only view of a writable one.
-  template <class U, std::enable_if_t<std::is_same_v<const U, T> && !std::is_same_v<U, T>, int> = 0>
-  COALESCE_HOST_DEVICE pitched_volume_view(const pitched_volume_view<U, Space>& other)
-      : data_(other.data()), depth_(other.depth()), height_(other.height()), width_(other.width()),
-        pitch_(other.pitch_bytes()), slice_pitch_(other.slice_pitch_bytes()), owned_(other.owned_row_bytes()) {}
-
-  // Element (z, y, x). Precondition: z < depth(), y < height(), x < width() (checked under
-  // COALESCE_DEBUG). Host and device code for a view of device memory; host code only for a view
-  // of host memory.
-  template <class S = Space, std::enable_if_t<std::is_same_v<S, device_space>, int> = 0>
-  COALESCE_HOST_DEVICE T& operator()(std::size_t z, std::size_t y, std::size_t x) const {
-    return element(z, y, x);
-  }
-  template <class S = Space, std::enable_if_t<std::is_same_v<S, host_space>, int> = 0>
-  T& operator()(std::size_t z, std::size_t y, std::size_t x) const {
-    return element(z, y, x);
-  }
-  // The first element of row (z, y).
-  COALESCE_HOST_DEVICE T* row(std::size_t z, std::size_t y) const {
-    COALESCE_ASSERT(z < depth_ && y < height_, "coalesce::pitched_volume_view: row out of range");
-    return reinterpret_cast<T*>(reinterpret_cast<byte*>(data_) + z * slice_pitch_ + y * pitch_);
-  }
-  // Slice z: height x width, same pitch.
-  COALESCE_HOST_DEVICE pitched_view<T, Space> slice(std::size_t z) const {
-    COALESCE_ASSERT(z < depth_, "coalesce::pitched_volume_view: slice out of range");
-    return pitched_view<T, Space>(reinterpret_cast<T*>(reinterpret_cast<byte*>(data_) + z * slice_pitch_), height_,
-                                  width_, pitch_, owned_);
-  }
-
-  COALESCE_HOST_DEVICE T* data() const noexcept { return data_; }
-  COALESCE_HOST_DEVICE std::size_t depth() const noexcept { return depth_; }
-  COALESCE_HOST_DEVICE std::size_t height() const noexcept { return height_; }
-  COALESCE_HOST_DEVICE std::size_t width() const noexcept { return width_; }
-  COALESCE_HOST_DEVICE std::size_t pitch_bytes() const noexcept { return pitch_; }
-  COALESCE_HOST_DEVICE std::size_t slice_pitch_bytes() const noexcept { return slice_pitch_; }
-  COALESCE_HOST_DEVICE std::size_t owned_row_bytes() const noexcept { return owned_; }
-  COALESCE_HOST_DEVICE std::size_t size() const noexcept { return depth_ * height_ * width_; }
-  COALESCE_HOST_DEVICE bool empty() const noexcept { return depth_ == 0 || height_ == 0 || width_ == 0; }
-
-  // The block of depth x height x width elements whose first corner is (z, y, x); same pitches.
-  // Precondition: the block lies inside this view (checked under COALESCE_DEBUG).
-  COALESCE_HOST_DEVICE pitched_volume_view block(std::size_t z, std::size_t y, std::size_t x, std::size_t depth,
-                                                 std::size_t height, std::size_t width) const {
-    COALESCE_ASSERT(z + depth <= depth_ && y + height <= height_ && x + width <= width_,
-                    "coalesce::pitched_volume_view::block: out of range");
-    // As pitched_view::block: a block that reaches the last x keeps the rows' padding.
-    const std::size_t owned = x + width == width_ ? owned_ - x * sizeof(T) : width * sizeof(T);
-    T* first = reinterpret_cast<T*>(reinterpret_cast<byte*>(data_) + z * slice_pitch_ + y * pitch_) + x;
-    return pitched_volume_view(first, depth, height, width, pitch_, slice_pitch_, owned);
-  }
-  COALESCE_HOST_DEVICE pitched_volume_view<const T, Space> as_const() const noexcept { return *this; }
-
-  // Whether every row follows the one before it at the pitch, slice boundaries included (a whole
-  // volume, or a block of whole slices), so that the depth * height rows are one pitched_view.
-  COALESCE_HOST_DEVICE bool rows_are_one_matrix() const noexcept {
-    return depth_ <= 1 || slice_pitch_ == height_ * pitch_;
-  }
-  // The depth * height rows as one pitched_view (row z * height + y). Precondition:
-  // rows_are_one_matrix() (checked under COALESCE_DEBUG).
-  COALESCE_HOST_DEVICE pitched_view<T, Space> rows() const {
-    COALESCE_ASSERT(rows_are_one_matrix(), "coalesce::pitched_volume_view::rows: the slices are not one pitch apart");
-    return pitched_view<T, Space>(data_, depth_ * height_, width_, pitch_, owned_);
-  }
-
-  // Whether to_mdspan() is possible: both pitches are whole numbers of elements.
-  COALESCE_HOST_DEVICE bool is_mdspan_compatible() const noexcept {
-    return pitch_ % sizeof(T) == 0 && slice_pitch_ % sizeof(T) == 0;
-  }
-  // The same elements as a rank-3 cuda::std::mdspan, layout_stride {slice, pitch, 1} in elements.
-  // Precondition: is_mdspan_compatible() (checked under COALESCE_DEBUG).
-  COALESCE_HOST_DEVICE pitched_volume_mdspan<T> to_mdspan() const {
-    COALESCE_ASSERT(is_mdspan_compatible(), "coalesce::pitched_volume_view::to_mdspan: sizeof(T) does not divide a pitch");
-    using extents = cuda::std::dextents<std::size_t, 3>;
-    using mapping = typename cuda::std::layout_stride::template mapping<extents>;
-    const cuda::std::array<std::size_t, 3> strides{slice_pitch_ / sizeof(T), pitch_ / sizeof(T), 1};
-    return pitched_volume_mdspan<T>(data_, mapping(extents(depth_, height_, width_), strides));
-  }
-
- private:
-  COALESCE_HOST_DEVICE T& element(std::size_t z, std::size_t y, std::size_t x) const {
-    COALESCE_ASSERT(z < depth_ && y < height_ && x < width_, "coalesce::pitched_volume_view: (z, y, x) out of range");
-    return row(z, y)[x];
-  }
-
-  T* data_ = nullptr;
-  std::size_t depth_ = 0;
-  std::size_t height_ = 0;
-  std::size_t width_ = 0;
-  std::size_t pitch_ = 0;
-  std::size_t slice_pitch_ = 0;
-  std::size_t owned_ = 0;
-};
-
-// for_each and transform walk a volume as its rows: a whole volume, or a block of whole slices, is
-// one pitched_view of depth * height rows. A block cut in y has slices that are not one pitch
-// apart; walk it a slice at a time (view.slice(z)), or with for_each_index, which takes any block.
-template <class T>
-struct view_adapter<pitched_volume_view<T, device_space>> {
-  static pitched_view<T> adapt(const pitched_volume_view<T, device_space>& v) {
-    if (!v.rows_are_one_matrix())
-      throw std::invalid_argument(
-          "coalesce: a pitched_volume_view block cut in y is not one pitched matrix of rows; walk it a slice at a "
-          "time (view.slice(z)), or use for_each_index");
-    return v.rows();
-  }
-};
-
-namespace detail {
-
-// A cudaPitchedPtr for the volume at `data` whose rows are `pitch` bytes apart and slices
-// `slice_pitch` apart (a whole number of rows, as cudaMemcpy3D requires).
-inline cudaPitchedPtr pitched_pointer(const void* data, std::size_t pitch, std::size_t row_bytes,
-                                      std::size_t slice_pitch) {
-  cudaPitchedPtr pointer{};
-  pointer.ptr = const_cast<void*>(data);
-  pointer.pitch = pitch;
-  pointer.xsize = row_bytes;
-  pointer.ysize = pitch == 0 ? 0 : slice_pitch / pitch;
-  return pointer;
-}
-
-}  // namespace detail
-
-// Copies every element of `from` into `to`, which must have the same extents; the pitches may
-// differ. Ordered on `stream` through cudaMemcpy3DAsync (host to host: memcpy, at once). A copy to
-// host memory is complete only once the stream has reached it. Throws std::invalid_argument if the
-// extents differ or a slice pitch is not a whole number of rows, coalesce::cuda_error if the copy
-// cannot be queued.
-template <class T, class FromSpace, class ToSpace>
-void copy(pitched_volume_view<const T, FromSpace> from, pitched_volume_view<T, ToSpace> to, cudaStream_t stream = 0) {
-  if (from.depth() != to.depth() || from.height() != to.height() || from.width() != to.width())
-    throw std::invalid_argument("coalesce::copy: the source volume is " + std::to_string(from.depth()) + " x " +
-                                std::to_string(from.height()) + " x " + std::to_string(from.width()) +
-                                ", the destination " + std::to_string(to.depth()) + " x " + std::to_string(to.height()) +
-                                " x " + std::to_string(to.width()));
-  if (from.empty()) return;
-  const std::size_t row_bytes = from.width() * sizeof(T);
-  if constexpr (std::is_same_v<FromSpace, host_space> && std::is_same_v<ToSpace, host_space>) {
-    (void)stream;
-    for (std::size_t z = 0; z < from.depth(); ++z)
-      detail::copy_rows<host_space, host_space>(to.row(z, 0), to.pitch_bytes(), from.row(z, 0), from.pitch_bytes(),
-                                                row_bytes, from.height(), cudaStream_t{});
-  } else {
-    detail::throw_if_earlier_error("coalesce::copy");
-    const bool whole_rows = (from.depth() <= 1 || from.slice_pitch_bytes() % from.pitch_bytes() == 0) &&
-                            (to.depth() <= 1 || to.slice_pitch_bytes() % to.pitch_bytes() == 0);
-    if (!whole_rows)
-      throw std::invalid_argument("coalesce::copy: a volume's slice pitch must be a whole number of rows");
-    // A single slice has no slice pitch to speak of: give cudaMemcpy3D one of exactly its rows.
-    const auto slice_pitch = [](const auto& v) { return v.depth() <= 1 ? v.height() * v.pitch_bytes() : v.slice_pitch_bytes(); };
-    cudaMemcpy3DParms parameters{};
-    parameters.srcPtr = detail::pitched_pointer(from.data(), from.pitch_bytes(), row_bytes, slice_pitch(from));
-    parameters.dstPtr = detail::pitched_pointer(to.data(), to.pitch_bytes(), row_bytes, slice_pitch(to));
-    parameters.extent = cudaExtent{row_bytes, from.height(), from.depth()};
-    parameters.kind = detail::copy_kind<ToSpace, FromSpace>();
-    throw_on_error(::cudaMemcpy3DAsync(&parameters, stream), "cudaMemcpy3DAsync");
-  }
-}
-template <class T, class FromSpace, class ToSpace>
-void copy(pitched_volume_view<T, FromSpace> from, pitched_volume_view<T, ToSpace> to, cudaStream_t stream = 0) {
-  copy(pitched_volume_view<const T, FromSpace>(from), to, stream);
-}
-
 // An owning depth x height x width array of T in the memory of `Space`, each row padded to the
 // pitch policy's alignment (128 bytes by default) and the slices following each other. It is a
 // pitched_matrix of depth * height rows that knows its slices: allocation, zeroing, fills and
 // copies are the matrix's, ordered on the resource's stream; reading device results on the host
-// (to_vector) waits for that stream.
+// (to_vector) waits for that stream. So are its resources, guarantees and refusals under a CUDA
+// graph capture (see pitched_matrix), which name the volume's calls: a moved-from volume is left
+// 0 x 0 x 0 (nothing allocated) with a copy of its resource, so its stream() is what it was.
 template <class T, class Space = device_space, class PitchPolicy = line_aligned_rows,
           class Resource = default_resource_t<Space>>
 class pitched_volume {
@@ -254,28 +52,49 @@ class pitched_volume {
   // depth x height x width zero elements (padding zeroed too). Throws std::length_error if the
   // bytes overflow std::size_t, coalesce::cuda_error (std::bad_alloc in host space) if allocation fails.
   pitched_volume(std::size_t depth, std::size_t height, std::size_t width, const Resource& resource = Resource())
-      : rows_(row_count(depth, height), width, resource), depth_(depth), height_(height) {}
+      : rows_(new_rows(depth, height, width, resource, "coalesce::pitched_volume(depth, height, width)"), width, resource),
+        depth_(depth), height_(height) {}
   // depth x height x width copies of `value`.
   pitched_volume(std::size_t depth, std::size_t height, std::size_t width, const T& value,
                  const Resource& resource = Resource())
-      : rows_(row_count(depth, height), width, value, resource), depth_(depth), height_(height) {}
+      : rows_(new_rows(depth, height, width, resource, "coalesce::pitched_volume(depth, height, width, value)"), width,
+              value, resource),
+        depth_(depth), height_(height) {}
   // From `dense`: element (z, y, x) at dense[(z * height + y) * width + x].
   // Throws std::invalid_argument if dense.size() != depth * height * width.
   pitched_volume(const std::vector<T>& dense, std::size_t depth, std::size_t height, std::size_t width,
                  const Resource& resource = Resource())
-      : rows_(dense, row_count(depth, height), width, resource), depth_(depth), height_(height) {}
+      : rows_(dense,
+              new_rows(depth, height, width, resource,
+                       "coalesce::pitched_volume(const std::vector<T>&, depth, height, width)"),
+              width, resource),
+        depth_(depth), height_(height) {}
   // A deep copy of a volume in any space with any pitch policy.
   template <class S, class P, class R>
   explicit pitched_volume(const pitched_volume<T, S, P, R>& other, const Resource& resource = Resource())
-      : rows_(other.as_matrix(), resource), depth_(other.depth()), height_(other.height()) {}
+      : rows_(rows_to_copy(other, resource.stream(), "coalesce::pitched_volume(const pitched_volume<T, S, P, R>&)"),
+              resource),
+        depth_(other.depth()), height_(other.height()) {}
 
   // The rows do the work: the matrix's copy is deep and its assignment has the strong guarantee
-  // (only its copy can throw, and it comes first), and a moved-from volume is left empty.
-  pitched_volume(const pitched_volume&) = default;
-  pitched_volume& operator=(const pitched_volume&) = default;
-  pitched_volume(pitched_volume&& other) noexcept
+  // (only its copy can throw, and it comes first).
+  pitched_volume(const pitched_volume& other)
+      : rows_(rows_to_copy(other, other.stream(), "coalesce::pitched_volume(const pitched_volume&)")),
+        depth_(other.depth_), height_(other.height_) {}
+  pitched_volume& operator=(const pitched_volume& other) {
+    if (this != &other) {
+      const char* what = "coalesce::pitched_volume::operator=";
+      if (!other.empty()) refuse_capture(detail::uncapturable::allocates, stream(), what, copy_instead);
+      if (allocated_bytes() > 0) refuse_capture(detail::uncapturable::frees, stream(), what, copy_instead);
+      rows_ = other.rows_;
+      depth_ = other.depth_;
+      height_ = other.height_;
+    }
+    return *this;
+  }
+  pitched_volume(pitched_volume&& other) noexcept(std::is_nothrow_move_constructible_v<rows_type>)
       : rows_(std::move(other.rows_)), depth_(std::exchange(other.depth_, 0)), height_(std::exchange(other.height_, 0)) {}
-  pitched_volume& operator=(pitched_volume&& other) noexcept {
+  pitched_volume& operator=(pitched_volume&& other) noexcept(std::is_nothrow_move_assignable_v<rows_type>) {
     rows_ = std::move(other.rows_);
     depth_ = std::exchange(other.depth_, 0);
     height_ = std::exchange(other.height_, 0);
@@ -322,7 +141,12 @@ class pitched_volume {
   }
 
   // Sets every element to `value`.
-  void fill(const T& value) { rows_.fill(value); }
+  void fill(const T& value) {
+    if (on_device && !empty())
+      refuse_capture(detail::uncapturable::copies_pageable_memory, stream(), "coalesce::pitched_volume::fill",
+                     "fill before the capture begins, or copy_from a device or pinned volume");
+    rows_.fill(value);
+  }
   // Copies every element of `other`, which must have the same extents (pitches may differ); the
   // copy is ordered on the device-side volume's stream, and waited for when this volume is on the
   // host. Throws std::invalid_argument on an extent mismatch.
@@ -333,16 +157,60 @@ class pitched_volume {
                                   " x " + std::to_string(other.height()) + " x " + std::to_string(other.width()) +
                                   " but the destination " + std::to_string(depth_) + " x " + std::to_string(height_) +
                                   " x " + std::to_string(width()));
+    const char* what = "coalesce::pitched_volume::copy_from";
+    if constexpr (on_device && !detail::copies_asynchronously<S, R>) {
+      if (!empty()) refuse_capture(detail::uncapturable::copies_pageable_memory, stream(), what, pageable_instead);
+    } else if constexpr (!on_device && std::is_same_v<S, device_space>) {
+      detail::refuse_capture_of<S, R>(detail::uncapturable::waits, other.stream(), what, read_instead);
+    }
     rows_.copy_from(other.as_matrix());
   }
   // Copies `dense` (see the constructor). Throws std::invalid_argument if dense.size() != size().
-  void copy_from(const std::vector<T>& dense) { rows_.copy_from(dense); }
-  // The elements in a host vector, (z, y, x) at [(z * height + y) * width + x]; waits for the stream.
-  std::vector<T> to_vector() const { return rows_.to_vector(); }
+  void copy_from(const std::vector<T>& dense) {
+    if (on_device && !empty())
+      refuse_capture(detail::uncapturable::copies_pageable_memory, stream(), "coalesce::pitched_volume::copy_from",
+                     pageable_instead);
+    rows_.copy_from(dense);
+  }
+  // The elements in a host vector, (z, y, x) at [(z * height + y) * width + x]; a device volume's
+  // waits for the stream.
+  std::vector<T> to_vector() const {
+    if (on_device) refuse_capture(detail::uncapturable::waits, stream(), "coalesce::pitched_volume::to_vector", read_instead);
+    return rows_.to_vector();
+  }
 
  private:
+  static constexpr bool on_device = std::is_same_v<Space, device_space>;
+  static constexpr const char* copy_instead =
+      "copy before the capture begins (copy_from into a device volume made before it is recorded)";
+  static constexpr const char* pageable_instead =
+      "copy_from a device or pinned (pinned_resource) volume, or before the capture begins";
+  static constexpr const char* read_instead =
+      "copy the rows with as_matrix().copy_from_async into a pinned matrix, and read it once the graph has run";
+
+  static void refuse_capture(detail::uncapturable reason, cudaStream_t stream, const char* what, const char* instead) {
+    detail::refuse_capture_of<Space, Resource>(reason, stream, what, instead);
+  }
   static std::size_t row_count(std::size_t depth, std::size_t height) {
     return detail::checked_multiply(depth, height, "coalesce::pitched_volume: depth x height rows of");
+  }
+  // The rows of a new volume, once a capture is refused for `what`, which allocates them.
+  static std::size_t new_rows(std::size_t depth, std::size_t height, std::size_t width, const Resource& resource,
+                              const char* what) {
+    const std::size_t rows = row_count(depth, height);
+    if (rows > 0 && width > 0)
+      refuse_capture(detail::uncapturable::allocates, resource.stream(), what, "construct it before the capture begins");
+    return rows;
+  }
+  // other's rows, once a capture is refused for `what`, which copies them into new storage
+  // ordered on `stream` (and waits for other's stream from the host).
+  template <class S, class P, class R>
+  static const pitched_matrix<T, S, P, R>& rows_to_copy(const pitched_volume<T, S, P, R>& other, cudaStream_t stream,
+                                                        const char* what) {
+    if constexpr (!on_device && std::is_same_v<S, device_space>)
+      detail::refuse_capture_of<S, R>(detail::uncapturable::waits, other.stream(), what, copy_instead);
+    if (!other.empty()) refuse_capture(detail::uncapturable::allocates, stream, what, copy_instead);
+    return other.as_matrix();
   }
   template <class U>
   pitched_volume_view<U, Space> from_rows(const pitched_view<U, Space>& rows) const noexcept {

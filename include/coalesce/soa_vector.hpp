@@ -5,7 +5,9 @@
 #pragma once
 
 #include <coalesce/config.hpp>
+#include <coalesce/detail/container_capture.hpp>
 #include <coalesce/detail/fields.hpp>
+#include <coalesce/detail/soa_columns.hpp>
 #include <coalesce/error.hpp>
 #include <coalesce/memory.hpp>
 #include <coalesce/soa_reference.hpp>
@@ -22,32 +24,6 @@
 
 namespace coalesce {
 
-namespace detail {
-
-// Byte offsets of each column in a soa_vector's single allocation of `capacity` elements: every
-// column starts on a 256-byte boundary and is padded to one, so 16-byte vector access to the
-// last element of any column stays inside the allocation. Columns of one type are therefore
-// equally far apart, which the proxy of an array field relies on.
-template <class T, std::size_t... L>
-column_array<std::size_t, sizeof...(L) + 1> column_offsets(std::size_t capacity, std::index_sequence<L...>) {
-  constexpr std::size_t field_bytes[] = {sizeof(leaf_type_t<T, L>)...};
-  column_array<std::size_t, sizeof...(L) + 1> offsets{};
-  std::size_t at = 0;
-  for (std::size_t k = 0; k < sizeof...(L); ++k) {
-    offsets[k] = at;
-    const std::size_t column = checked_round_up(
-        checked_multiply(capacity, field_bytes[k], "coalesce::soa_vector: a column of"), allocation_alignment,
-        "coalesce::soa_vector: a column of");
-    if (column > static_cast<std::size_t>(-1) - at)
-      throw std::length_error("coalesce::soa_vector: " + std::to_string(capacity) + " elements overflow std::size_t");
-    at += column;
-  }
-  offsets[sizeof...(L)] = at;
-  return offsets;
-}
-
-}  // namespace detail
-
 // An owning structure-of-arrays vector of T in `Space`: one allocation, one 256-byte-aligned
 // column per leaf of T (leaf_count_v<T>). Copies between spaces and the growth of device vectors
 // are ordered on the resource's stream (stream()), and so are coalesce's algorithms handed the
@@ -56,7 +32,21 @@ column_array<std::size_t, sizeof...(L) + 1> column_offsets(std::size_t capacity,
 //     reads the elements next); so does a copy from pageable host memory, until it is staged;
 //   - assign_async never waits, and neither does assign into a device vector from device or
 //     pinned memory: these, and the algorithms, are what a CUDA graph capture may record.
-// Construct, resize and reserve outside a capture: they allocate and fill from pageable memory.
+// While the stream of a device vector or of a pinned host vector is being captured, the calls a
+// graph cannot record throw std::logic_error naming the call, before they allocate, enqueue or
+// change anything: construction with elements, copies and copy assignment (they allocate or
+// release), growth beyond capacity() (reserve, resize, resize_for_overwrite, push_back), a device
+// resize that fills new elements and assign from pageable memory (they copy it), assign into a
+// host vector from a device one and to_vector (they wait). A plain host vector asks nothing. Nor
+// may a vector that holds memory be destroyed or move-assigned to then: the release is not recorded.
+//
+// Resources: a copy takes the source's resource (or the one given), copy assignment keeps this
+// vector's, and a move takes the source's with its storage; the moved-from vector is left empty
+// (size() and capacity() 0, nothing allocated) with a copy of its resource, so its stream() is
+// what it was. swap exchanges the resources with the elements. Exceptions: reserve, resize,
+// resize_for_overwrite, push_back and copy assignment give the strong guarantee (on failure the
+// vector is as it was, and nothing leaks); assign the basic one (a copy that fails may leave the
+// elements partly assigned, the size unchanged); moves and swap throw nothing.
 // A device vector's memory is released on its stream (cudaFreeAsync for the stream-ordered
 // resources): work on another stream that still reads it must be ordered before the destructor.
 template <class T, class Space = device_space, class Resource = default_resource_t<Space>>
@@ -66,6 +56,8 @@ class soa_vector {
                 "coalesce::soa_vector<T, Space>: Space must be coalesce::host_space or coalesce::device_space");
   static_assert(std::is_same_v<typename Resource::memory_space, Space>,
                 "coalesce::soa_vector<T, Space, Resource>: Resource allocates in a different memory space");
+  static constexpr bool on_device = std::is_same_v<Space, device_space>;
+  static constexpr bool moves_nothrow = std::is_nothrow_copy_constructible_v<Resource>;
 
  public:
   using value_type = T;
@@ -81,26 +73,46 @@ class soa_vector {
   static constexpr std::size_t leaf_count = detail::leaf_count_v<T>;
 
   soa_vector() = default;
-  explicit soa_vector(const Resource& resource) : storage_(resource, 0, allocation_alignment) {}
+  explicit soa_vector(const Resource& resource) noexcept(moves_nothrow) : storage_(resource) {}
   // `count` value-initialized elements (T{}: zero, or the fields' default member initializers).
-  explicit soa_vector(std::size_t count, const Resource& resource = Resource()) : soa_vector(resource) { resize(count); }
+  explicit soa_vector(std::size_t count, const Resource& resource = Resource()) : soa_vector(resource) {
+    refuse_capture_of_growth(count, true, "coalesce::soa_vector(count)", "construct it before the capture begins");
+    resize_unchecked(count);
+  }
   // The elements of an array of structs on the host.
   explicit soa_vector(const std::vector<T>& aos, const Resource& resource = Resource()) : soa_vector(resource) {
+    if (!aos.empty())
+      refuse_capture(detail::uncapturable::allocates, "coalesce::soa_vector(const std::vector<T>&)",
+                     "construct it before the capture begins");
     assign_from_host(aos.data(), aos.size());
   }
   // A deep copy of a vector in another (or the same) space.
   template <class S, class R>
   explicit soa_vector(const soa_vector<T, S, R>& other, const Resource& resource = Resource()) : soa_vector(resource) {
+    refuse_capture_of_copy(other, "coalesce::soa_vector(const soa_vector<T, S, R>&)");
     copy_from(other);
   }
-  soa_vector(const soa_vector& other) : soa_vector(other.resource()) { copy_from(other); }
-  soa_vector(soa_vector&& other) noexcept { swap(other); }
-  // Strong guarantee: on failure *this is unchanged.
+  soa_vector(const soa_vector& other) : soa_vector(other.resource()) {
+    refuse_capture_of_copy(other, "coalesce::soa_vector(const soa_vector&)");
+    copy_from(other);
+  }
+  // Takes other's storage and resource (see the class comment for what other keeps).
+  soa_vector(soa_vector&& other) noexcept(moves_nothrow) : storage_(other.resource()) { swap(other); }
+  // Copies other's elements into new storage from this vector's resource, which replaces this
+  // vector's. Strong guarantee.
   soa_vector& operator=(const soa_vector& other) {
-    if (this != &other) soa_vector(other).swap(*this);
+    if (this != &other) {
+      soa_vector copy(resource());
+      copy.refuse_capture_of_copy(other, "coalesce::soa_vector::operator=");
+      if (allocated_bytes() > 0)
+        refuse_capture(detail::uncapturable::frees, "coalesce::soa_vector::operator=", copy_instead);
+      copy.copy_from(other);
+      copy.swap(*this);
+    }
     return *this;
   }
-  soa_vector& operator=(soa_vector&& other) noexcept {
+  // Takes other's storage and resource; this vector's are released.
+  soa_vector& operator=(soa_vector&& other) noexcept(moves_nothrow) {
     soa_vector(std::move(other)).swap(*this);
     return *this;
   }
@@ -147,10 +159,15 @@ class soa_vector {
                   "the view there (or copy to a soa_vector<T, host_space> to read elements on the host)");
     return *static_cast<const reference*>(nullptr);  // never compiled into anything: the assertion fails first
   }
-  // Appends `value` (host space), growing the capacity geometrically.
+  // Appends `value` (host space), growing the capacity geometrically. Strong guarantee.
   template <class S = Space, std::enable_if_t<std::is_same_v<S, host_space>, int> = 0>
   void push_back(const T& value) {
-    if (size_ == capacity_) reserve(capacity_ == 0 ? 16 : 2 * capacity_);
+    if (size_ == capacity_) {
+      const std::size_t grown = capacity_ == 0 ? 16 : 2 * capacity_;
+      refuse_capture_of_growth(grown, false, "coalesce::soa_vector::push_back",
+                               "reserve enough capacity before the capture begins");
+      with_capacity(grown).swap(*this);
+    }
     view_type(columns<void*>(), size_ + 1)[size_] = value;
     ++size_;
   }
@@ -158,35 +175,45 @@ class soa_vector {
   // Makes room for `count` elements without changing size(). Strong guarantee.
   void reserve(std::size_t count) {
     if (count <= capacity_) return;
-    soa_vector next(resource());
-    next.allocate(count);
-    next.copy_columns_from<Space>(columns<const void*>(), size_, stream());
-    next.size_ = size_;
-    next.swap(*this);
+    refuse_capture_of_growth(count, false, "coalesce::soa_vector::reserve", "reserve before the capture begins");
+    with_capacity(count).swap(*this);
   }
   // Becomes `count` elements long, keeping the first min(count, size()); new elements are T{}.
-  // Strong guarantee.
+  // Strong guarantee: the new elements are filled before a larger allocation replaces this one.
   void resize(std::size_t count) {
-    if (count > capacity_) reserve(count);
-    if (count > size_) fill_value_initialized(size_, count);
-    size_ = count;
+    refuse_capture_of_growth(count, true, "coalesce::soa_vector::resize", "resize before the capture begins");
+    resize_unchecked(count);
   }
   // Becomes `count` elements long without writing the new ones: for a destination that a kernel
-  // is about to overwrite entirely (reading them first is reading uninitialized memory).
+  // is about to overwrite entirely (reading them first is reading uninitialized memory). Strong
+  // guarantee.
   void resize_for_overwrite(std::size_t count) {
-    if (count > capacity_) reserve(count);
+    if (count > capacity_) {
+      refuse_capture_of_growth(count, false, "coalesce::soa_vector::resize_for_overwrite",
+                               "resize before the capture begins");
+      with_capacity(count).swap(*this);
+    }
     size_ = count;
   }
   void clear() noexcept { size_ = 0; }
 
   // Copies every element of `other`, which must have the same size, ordered on the device side's
   // stream (this vector's when both are on the device). Into a host vector it waits for the copy.
-  // Throws std::invalid_argument if the sizes differ.
+  // Throws std::invalid_argument if the sizes differ. Basic guarantee (see the class comment).
   template <class S, class R>
   void assign(const soa_vector<T, S, R>& other) {
     check_same_size(other.size(), "assign");
+    if constexpr (on_device && !detail::copies_asynchronously<S, R>) {
+      if (size_ > 0)
+        refuse_capture(detail::uncapturable::copies_pageable_memory, "coalesce::soa_vector::assign",
+                       "assign from a device or pinned (pinned_resource) vector, or before the capture begins");
+    } else if constexpr (!on_device && std::is_same_v<S, device_space>) {
+      detail::refuse_capture_of<S, R>(detail::uncapturable::waits, other.stream(), "coalesce::soa_vector::assign",
+                                      "assign_async into a pinned (pinned_resource) vector, and read it once the "
+                                      "graph has run");
+    }
     copy_columns_from<S>(other.const_view().columns(), size_, detail::device_side_stream<Space, S>(stream(), other.stream()));
-    if constexpr (std::is_same_v<Space, host_space>) detail::wait_for<S>(other.stream());
+    if constexpr (!on_device) detail::wait_for<S>(other.stream());
   }
 
   // Copies every element of `other`, which must have the same size, and returns without waiting:
@@ -221,15 +248,18 @@ class soa_vector {
     }
   }
 
-  // The elements as an array of structs on the host; waits for the vector's stream (never call it
-  // while the stream is being captured).
+  // The elements as an array of structs on the host; a device vector's waits for its stream (and
+  // refuses while the stream is being captured).
   std::vector<T> to_vector() const {
     std::vector<T> aos(size_);
-    if constexpr (std::is_same_v<Space, host_space>) {
+    if constexpr (!on_device) {
       const auto v = view();
       for (std::size_t i = 0; i < size_; ++i) aos[i] = v[i];
     } else {
-      soa_vector<T, host_space> staging(*this);
+      refuse_capture(detail::uncapturable::waits, "coalesce::soa_vector::to_vector",
+                     "assign_async into a pinned (pinned_resource) vector, and read it once the graph has run");
+      soa_vector<T, host_space> staging;
+      staging.copy_from(*this);
       const auto v = staging.view();
       for (std::size_t i = 0; i < size_; ++i) aos[i] = v[i];
     }
@@ -250,11 +280,56 @@ class soa_vector {
     return result;
   }
 
+  // Throws std::logic_error naming `what` while this vector's stream is being captured.
+  void refuse_capture(detail::uncapturable reason, const char* what, const char* instead) const {
+    detail::refuse_capture_of<Space, Resource>(reason, stream(), what, instead);
+  }
+  // The same where becoming `count` long would allocate (beyond the capacity) or, when `fills`,
+  // write new elements of a device vector (T{}, copied from the host).
+  void refuse_capture_of_growth(std::size_t count, bool fills, const char* what, const char* instead) const {
+    if (count > capacity_)
+      refuse_capture(detail::uncapturable::allocates, what, instead);
+    else if (on_device && fills && count > size_)
+      refuse_capture(detail::uncapturable::copies_pageable_memory, what, instead);
+  }
+  // The same for copying `other` into this vector's storage: it allocates, and into the host
+  // from the device it waits for other's stream.
+  template <class S, class R>
+  void refuse_capture_of_copy(const soa_vector<T, S, R>& other, const char* what) const {
+    if (other.size() > 0) refuse_capture(detail::uncapturable::allocates, what, copy_instead);
+    if constexpr (!on_device && std::is_same_v<S, device_space>)
+      detail::refuse_capture_of<S, R>(detail::uncapturable::waits, other.stream(), what, copy_instead);
+  }
+  static constexpr const char* copy_instead =
+      "copy before the capture begins (assign into a device vector made before it is recorded)";
+
   // Takes storage for `count` elements (on an empty vector).
   void allocate(std::size_t count) {
     const auto offsets = detail::column_offsets<T>(count, std::make_index_sequence<leaf_count>{});
     detail::owned_bytes<Resource>(resource(), offsets[leaf_count], allocation_alignment).swap(storage_);
     capacity_ = count;
+  }
+
+  // A vector from this one's resource with room for `count` (> capacity()) elements, holding
+  // this one's: what growth swaps in once it is complete, for the strong guarantee.
+  soa_vector with_capacity(std::size_t count) const {
+    soa_vector next(resource());
+    next.allocate(count);
+    next.copy_columns_from<Space>(columns<const void*>(), size_, stream());
+    next.size_ = size_;
+    return next;
+  }
+
+  void resize_unchecked(std::size_t count) {
+    if (count > capacity_) {
+      soa_vector next = with_capacity(count);
+      next.fill_value_initialized(size_, count);
+      next.size_ = count;
+      next.swap(*this);
+      return;
+    }
+    if (count > size_) fill_value_initialized(size_, count);
+    size_ = count;
   }
 
   // Copies `count` elements of every column, ordered on `on`.
@@ -275,20 +350,21 @@ class soa_vector {
                                   std::to_string(size_) + "; resize first or construct a new vector");
   }
 
+  // Makes this empty vector a copy of `other` (the caller has refused a capture).
   template <class S, class R>
   void copy_from(const soa_vector<T, S, R>& other) {
     allocate(other.size());
     const cudaStream_t on = detail::device_side_stream<Space, S>(stream(), other.stream());
     copy_columns_from<S>(other.const_view().columns(), other.size(), on);
     // Host elements are read by host code right away: wait for a copy out of the device.
-    if constexpr (std::is_same_v<Space, host_space>) detail::wait_for<S>(on);
+    if constexpr (!on_device) detail::wait_for<S>(on);
     size_ = other.size();
   }
 
-  // Scatters an array of structs from the host into the columns (staged in host memory first
-  // for a device vector: one copy per column).
+  // Scatters an array of structs from the host into the columns of this empty vector (staged in
+  // host memory first for a device vector: one copy per column).
   void assign_from_host(const T* aos, std::size_t count) {
-    if constexpr (std::is_same_v<Space, host_space>) {
+    if constexpr (!on_device) {
       allocate(count);
       const view_type v(columns<void*>(), count);
       for (std::size_t i = 0; i < count; ++i) v[i] = aos[i];
@@ -300,8 +376,7 @@ class soa_vector {
     }
   }
 
-  // Elements [first, last) = T{}, column by column: each column is filled by doubling copies, so
-  // this needs no kernel.
+  // Elements [first, last) = T{}, column by column (detail::fill_column: no kernel).
   void fill_value_initialized(std::size_t first, std::size_t last) {
     fill_value_initialized(first, last, std::make_index_sequence<leaf_count>{});
   }
@@ -309,17 +384,9 @@ class soa_vector {
   void fill_value_initialized(std::size_t first, std::size_t last, std::index_sequence<L...>) {
     const T value{};
     const auto to = columns<void*>();
-    (fill_column(static_cast<detail::leaf_type_t<T, L>*>(to[L]) + first, last - first, detail::struct_leaf<L>(value)),
+    (detail::fill_column<Space>(static_cast<detail::leaf_type_t<T, L>*>(to[L]) + first, last - first,
+                                detail::struct_leaf<L>(value), stream()),
      ...);
-  }
-  template <class F>
-  void fill_column(F* first, std::size_t count, const F& value) {
-    if (count == 0) return;
-    detail::copy_rows<Space, host_space>(first, 0, &value, 0, sizeof(F), 1, stream());
-    for (std::size_t done = 1; done < count; done *= 2) {
-      const std::size_t n = done < count - done ? done : count - done;
-      detail::copy_rows<Space, Space>(first + done, 0, first, 0, n * sizeof(F), 1, stream());
-    }
   }
 
   detail::owned_bytes<Resource> storage_;
