@@ -329,7 +329,7 @@ class particle_migration {
     // Zero, so that the entry for this rank, which nothing receives, is copied back initialized.
     throw_on_error(::cudaMemsetAsync(received_counts(), 0, std::size_t(ranks_) * sizeof(unsigned long long), stream()),
                    "coalesce::particle_migration: cudaMemsetAsync");
-    if (detail::indices_fit_32_bits(particles.size()))
+    if (detail::permutation_fits_32_bits(particles.size()))
       detail::pack_departures<std::uint32_t>(particles, destination, rank_, ranks_, departures_, sent_, send_counts());
     else
       detail::pack_departures<std::uint64_t>(particles, destination, rank_, ranks_, departures_, sent_, send_counts());

@@ -179,12 +179,12 @@ void sort_by_key_with(soa_vector<T, device_space, Resource>& v, const Key& key, 
   cub::DoubleBuffer<K> sorted_keys(key_buffers, key_buffers + n);
   cub::DoubleBuffer<Index> sorted_indices(index_buffers, index_buffers + n);
   std::size_t temp_bytes = 0;
-  throw_on_error(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, sorted_keys, sorted_indices, Index(n), 0, end_bit,
-                                                 stream),
+  throw_on_error(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, sorted_keys, sorted_indices,
+                                                 count_as<Index>(n, what), 0, end_bit, stream),
                  "coalesce::sort_by_key: cub::DeviceRadixSort::SortPairs (sizing)");
   const owned_bytes<pool_resource> temp(pool, temp_bytes, allocation_alignment);
-  throw_on_error(cub::DeviceRadixSort::SortPairs(temp.get(), temp_bytes, sorted_keys, sorted_indices, Index(n), 0,
-                                                 end_bit, stream),
+  throw_on_error(cub::DeviceRadixSort::SortPairs(temp.get(), temp_bytes, sorted_keys, sorted_indices,
+                                                 count_as<Index>(n, what), 0, end_bit, stream),
                  "coalesce::sort_by_key: cub::DeviceRadixSort::SortPairs");
 
   soa_vector<T, device_space, Resource> sorted(v.resource());
@@ -284,7 +284,7 @@ void sort_by_key(soa_vector<T, Space, Resource>& v, Key key, int end_bit = -1) {
     using key_type = std::decay_t<decltype(std::declval<Key&>()(std::declval<soa_reference_t<const T>>()))>;
     const int bits = detail::sort_end_bit<key_type>(end_bit, "coalesce::sort_by_key");
     if (v.size() <= 1) return;
-    if (detail::indices_fit_32_bits(v.size()))
+    if (detail::permutation_fits_32_bits(v.size()))  // 32-bit indices and count: n <= 2^32 - 1
       detail::sort_by_key_with<key_type, std::uint32_t>(v, key, bits);
     else
       detail::sort_by_key_with<key_type, std::uint64_t>(v, key, bits);

@@ -40,10 +40,26 @@ inline unsigned blocks_for(std::size_t n, std::size_t per_block, const char* wha
   return unsigned(blocks);
 }
 
-// A permutation's index type: 32 bits while every index fits (half the bytes of 64-bit indices
-// for the sort to move and the gather to read), else 64.
-constexpr bool indices_fit_32_bits(std::size_t n) noexcept {
-  return n == 0 || n - 1 <= std::size_t(std::numeric_limits<std::uint32_t>::max());
+// A permutation of n elements takes 32-bit indices while n itself fits in 32 bits, n <= 2^32 - 1
+// (half the bytes of 64-bit indices for the sort to move and the gather to read), else 64-bit
+// ones. The count, not only the indices below it: CUB's radix sort takes its count in the index
+// type, and at exactly 2^32 elements every index fits 32 bits but the count is 0 there, so the
+// sort would order nothing.
+constexpr bool permutation_fits_32_bits(std::size_t n) noexcept {
+  return n <= std::size_t(std::numeric_limits<std::uint32_t>::max());
+}
+
+// n as Count, the type a count is handed to a library call in (CUB sizes its offsets by it: 32
+// bits for a 32-bit count), or std::length_error naming `what` where n does not fit: a count is
+// never cut to its low bits.
+template <class Count>
+Count count_as(std::size_t n, const char* what) {
+  static_assert(std::is_integral_v<Count> && std::is_unsigned_v<Count> && !std::is_same_v<Count, bool>,
+                "coalesce::detail::count_as<Count>: Count must be an unsigned integer type");
+  if (n > std::size_t(std::numeric_limits<Count>::max()))
+    throw std::length_error(std::string(what) + ": " + std::to_string(n) + " elements do not fit a " +
+                            std::to_string(sizeof(Count) * 8) + "-bit count");
+  return static_cast<Count>(n);
 }
 
 // The key types sort_by_key sorts: unsigned 32- and 64-bit integers.
