@@ -11,6 +11,7 @@
 
 #include <coalesce/algorithm.hpp>
 #include <coalesce/config.hpp>
+#include <coalesce/detail/capture.hpp>
 #include <coalesce/detail/compact_walk.hpp>
 #include <coalesce/memory.hpp>
 #include <coalesce/soa.hpp>
@@ -40,6 +41,16 @@ constexpr bool copy_if_view_ok() {
   return false;
 }
 
+// Why a compaction cannot be captured, and what to do instead: the size it makes is known only
+// once the device has counted, and a graph replays the sizes of its capture.
+inline void refuse_compaction_capture(cudaStream_t stream, const char* what) {
+  refuse_capture(stream, what,
+                 "it waits for the device's count of the elements kept, which sizes the new storage (a graph "
+                 "replays fixed sizes and cannot wait)",
+                 "call it outside the capture, between replays; it gives the vector new storage, so capture the "
+                 "graphs that use the vector again after it");
+}
+
 }  // namespace detail
 
 // Removes from `v` (a device soa_vector), stably, every element e for which pred(e) holds, from
@@ -51,13 +62,16 @@ constexpr bool copy_if_view_ok() {
 // tiles of 2048 elements, the first reading only the columns pred reads, the second reading every
 // column and writing the kept elements into new storage from v's resource, which then replaces
 // v's (for a moment both are held; iterators and views of v are invalidated). Nothing is moved
-// when nothing is removed. Throws coalesce::cuda_error if a launch, the scan or the copy fails.
+// when nothing is removed. Throws std::logic_error, having done nothing, while v's stream is being
+// captured into a CUDA graph (the wait cannot be recorded); coalesce::cuda_error if a launch, the
+// scan or the copy fails.
 template <class T, class Space, class Resource, class Pred>
 std::size_t erase_if(soa_vector<T, Space, Resource>& v, Pred pred) {
   static_assert(std::is_same_v<Space, device_space>,
                 "coalesce::erase_if: the soa_vector is in host_space; remove a host vector's elements with "
                 "std::remove_if on its iterators and resize, or copy it into a device soa_vector");
   if constexpr (std::is_same_v<Space, device_space>) {
+    detail::refuse_compaction_capture(v.stream(), "coalesce::erase_if");
     const std::size_t n = v.size();
     using keep = detail::keep_when<Pred, false>;
     const detail::compaction<T, keep> counted(v.const_view(), keep{pred}, v.stream(), "coalesce::erase_if");
@@ -76,7 +90,9 @@ std::size_t erase_if(soa_vector<T, Space, Resource>& v, Pred pred) {
 // memory, or a device soa_vector) for which pred(e) holds, and returns how many. pred is as for
 // erase_if. Runs on out's stream (order the input's writes before it) and waits once, for the
 // count; out gets new storage of that size from its resource, so `view` may be out's own.
-// Throws coalesce::cuda_error if a launch, the scan or the copy fails.
+// Throws std::logic_error, having done nothing, while out's stream is being captured into a CUDA
+// graph (the wait cannot be recorded); coalesce::cuda_error if a launch, the scan or the copy
+// fails.
 template <class View, class T, class Space, class Resource, class Pred>
 std::size_t copy_if(View view, soa_vector<T, Space, Resource>& out, Pred pred) {
   static_assert(std::is_same_v<Space, device_space>,
@@ -84,6 +100,7 @@ std::size_t copy_if(View view, soa_vector<T, Space, Resource>& out, Pred pred) {
   const auto walked = detail::as_walkable(view);
   using walked_type = std::remove_const_t<decltype(walked)>;
   if constexpr (std::is_same_v<Space, device_space> && detail::copy_if_view_ok<walked_type, T>()) {
+    detail::refuse_compaction_capture(out.stream(), "coalesce::copy_if");
     using keep = detail::keep_when<Pred, true>;
     const soa_view<const T> in = walked;
     detail::require_device_columns(detail::walk_of<soa_view<const T>>::columns(in), 1, in.size(), "coalesce::copy_if");

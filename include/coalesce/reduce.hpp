@@ -12,6 +12,7 @@
 
 #include <coalesce/algorithm.hpp>
 #include <coalesce/config.hpp>
+#include <coalesce/detail/capture.hpp>
 #include <coalesce/detail/reduce_walk.hpp>
 #include <coalesce/error.hpp>
 #include <coalesce/memory.hpp>
@@ -58,7 +59,9 @@ constexpr bool reduce_view_ok() {
 // op(... op(op(init, f(e0)), f(e1)) ..., f(en-1)) over every element e of `view` (a soa_view, a
 // pitched_view or a cuda::std::span of device memory, or a type with a view_adapter), in an order
 // the walk chooses: op must be associative and commutative. Runs on `stream`, then waits for it, and
-// returns the result to the host. Throws coalesce::cuda_error if a launch or the copy fails.
+// returns the result to the host. Throws std::logic_error, having done nothing, while `stream` is
+// being captured into a CUDA graph (a graph cannot wait: capture the overload below);
+// coalesce::cuda_error if a launch or the copy fails.
 template <class View, class F, class T, class Op>
 T transform_reduce(View view, F f, T init, Op op, cudaStream_t stream = 0) {
   static_assert(std::is_trivially_copyable_v<T> && std::is_default_constructible_v<T>,
@@ -68,6 +71,11 @@ T transform_reduce(View view, F f, T init, Op op, cudaStream_t stream = 0) {
   using walked_type = std::remove_const_t<decltype(walked)>;
   if constexpr (detail::reduce_view_ok<walked_type>()) {
     detail::throw_if_earlier_error("coalesce::transform_reduce");  // before the result's allocation
+    detail::refuse_capture(stream, "coalesce::transform_reduce",
+                           "this overload waits for the stream to hand the result to the host, which a graph cannot",
+                           "capture transform_reduce(view, f, init, op, result, stream) instead (v.view(), v.stream() "
+                           "for a container v), which writes the result to `result` in device memory without "
+                           "waiting, and read it after the replay");
     const auto in = detail::as_const_view(walked);
     const pool_resource pool(stream);
     const detail::owned_bytes<pool_resource> result(pool, sizeof(T), allocation_alignment);
@@ -83,7 +91,8 @@ T transform_reduce(View view, F f, T init, Op op, cudaStream_t stream = 0) {
 }
 
 // The same, writing the result to `result` (device memory) without waiting: ordered on `stream`,
-// so it can be captured into a CUDA graph.
+// so a CUDA graph capture records it (its scratch becomes the graph's memory, allocated and freed
+// by each replay), and each replay reduces the view's contents at that replay.
 template <class View, class F, class T, class Op>
 void transform_reduce(View view, F f, T init, Op op, T* result, cudaStream_t stream) {
   static_assert(std::is_trivially_copyable_v<T> && std::is_default_constructible_v<T>,

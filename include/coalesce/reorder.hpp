@@ -11,6 +11,7 @@
 
 #include <coalesce/algorithm.hpp>
 #include <coalesce/config.hpp>
+#include <coalesce/detail/capture.hpp>
 #include <coalesce/detail/launch.hpp>
 #include <coalesce/detail/permute_walk.hpp>
 #include <coalesce/detail/reorder_plan.hpp>
@@ -155,8 +156,27 @@ constexpr bool sort_key_ok() {
   return false;
 }
 
+// v's elements = the elements at indices[0], ..., indices[v.size() - 1] of v, gathered into scratch
+// from coalesce's pool and copied back column by column: v keeps its storage. What a captured sort
+// does, since a CUDA graph replays the addresses it recorded: storage that replaced v's would be
+// the graph's own memory, which each replay allocates and frees again.
+template <class T, class Index, std::size_t... L>
+void gather_in_place(const soa_view<T>& v, const Index* indices, cudaStream_t stream, const char* what,
+                     std::index_sequence<L...> leaves) {
+  const std::size_t n = v.size();
+  const auto offsets = column_offsets<T>(n, leaves);
+  const owned_bytes<pool_resource> scratch(pool_resource(stream), offsets[sizeof...(L)], allocation_alignment);
+  auto* const base = static_cast<unsigned char*>(scratch.get());
+  const soa_view<T> gathered(typename soa_view<T>::column_pointers{{(base + offsets[L])...}}, n);
+  launch_gather(soa_view<const T>(v), indices, n, gathered, stream, what);
+  (copy_rows<device_space, device_space>(v.columns()[L], 0, gathered.columns()[L], 0, n * sizeof(leaf_type_t<T, L>), 1,
+                                         stream),
+   ...);
+}  // the scratch is freed in stream order, after the copies that read it
+
 // Sorts the (key, index) pairs of v's elements and gathers every column by the sorted indices into
-// new storage, which then takes the old one's place. Index is wide enough for every element.
+// new storage, which then takes the old one's place; while v's stream is being captured, into
+// scratch that is copied back (gather_in_place). Index is wide enough for every element.
 template <class K, class Index, class T, class Resource, class Key>
 void sort_by_key_with(soa_vector<T, device_space, Resource>& v, const Key& key, int end_bit) {
   constexpr const char* what = "coalesce::sort_by_key";
@@ -164,6 +184,7 @@ void sort_by_key_with(soa_vector<T, device_space, Resource>& v, const Key& key, 
   const cudaStream_t stream = v.stream();
   const unsigned blocks = blocks_for(n, permute_threads, what);
   throw_if_earlier_error(what);
+  const bool capturing = stream_is_capturing(stream);  // asked before anything is allocated or enqueued
 
   // Keys and indices twice over: cub::DoubleBuffer lets the sort alternate between them, so its
   // own scratch holds only its histograms.
@@ -187,6 +208,13 @@ void sort_by_key_with(soa_vector<T, device_space, Resource>& v, const Key& key, 
                                                  count_as<Index>(n, what), 0, end_bit, stream),
                  "coalesce::sort_by_key: cub::DeviceRadixSort::SortPairs");
 
+  if (capturing) {
+    // Twice the gather's bytes (the copy back reads and writes every column once more), where new
+    // storage would be memory of the graph's, gone after each replay.
+    gather_in_place(v.view(), static_cast<const Index*>(sorted_indices.Current()), stream, what,
+                    std::make_index_sequence<leaf_count_v<T>>{});
+    return;
+  }
   soa_vector<T, device_space, Resource> sorted(v.resource());
   sorted.resize_for_overwrite(n);
   launch_gather(v.const_view(), static_cast<const Index*>(sorted_indices.Current()), n, sorted.view(), stream, what);
@@ -272,9 +300,14 @@ void scatter(const soa_vector<T, device_space, R1>& v, cuda::std::span<Index, Ex
 // The keys and the elements' indices are written once, sorted as pairs by
 // cub::DeviceRadixSort::SortPairs (scratch from coalesce's pool), and every column is gathered by
 // the sorted indices into new storage from v's resource, which replaces v's (for a moment both
-// are held). Asynchronous on v's stream; iterators and views of v are invalidated. Throws
-// std::invalid_argument for an end_bit outside [1, bits of the key], coalesce::cuda_error if a
-// launch or the sort fails.
+// are held). Asynchronous on v's stream; iterators and views of v are invalidated.
+//
+// While v's stream is being captured into a CUDA graph, the columns are gathered into scratch
+// from coalesce's pool instead and copied back: v keeps its storage, views of it stay valid, and
+// each replay sorts the v.size() elements (as many as at the capture) that v holds at that replay.
+// The scratch is the graph's memory, allocated and freed by each replay; the copy back moves the
+// columns' bytes once more. Throws std::invalid_argument for an end_bit outside [1, bits of the
+// key], coalesce::cuda_error if a launch or the sort fails.
 template <class T, class Space, class Resource, class Key>
 void sort_by_key(soa_vector<T, Space, Resource>& v, Key key, int end_bit = -1) {
   static_assert(std::is_same_v<Space, device_space>,

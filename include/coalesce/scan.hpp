@@ -3,7 +3,8 @@
 // look-back: one read of the input, one write of the output), with its scratch from coalesce's
 // pool. A column is handed to CUB as a pointer, which it reads in vectors; f of a soa_view's
 // elements through an index iterator, so only the columns f reads are loaded. Asynchronous on the
-// stream. Needs a CUDA compiler.
+// stream, waiting for nothing: a CUDA graph capture records a scan, its scratch becoming memory of
+// the graph's that each replay allocates and frees. Needs a CUDA compiler.
 #pragma once
 
 #if !defined(__CUDACC__)

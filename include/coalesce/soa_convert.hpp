@@ -17,6 +17,7 @@
 
 #include <coalesce/config.hpp>
 #include <coalesce/detail/block_copy.hpp>
+#include <coalesce/detail/container_capture.hpp>
 #include <coalesce/detail/launch.hpp>
 #include <coalesce/error.hpp>
 #include <coalesce/soa.hpp>
@@ -164,9 +165,14 @@ void copy_soa_to_aos(soa_view<T> soa, T* aos, cudaStream_t stream = 0) {
   copy_soa_to_aos(soa_view<const T>(soa), aos, stream);
 }
 
-// A device soa_vector holding the `count` structs at device address `aos`.
+// A device soa_vector holding the `count` structs at device address `aos`. It allocates, so it
+// refuses (std::logic_error) while the resource's stream is being captured into a CUDA graph: make
+// the vector before the capture, and let the capture record copy_aos_to_soa into it.
 template <class T, class Resource = default_resource_t<device_space>>
 soa_vector<T, device_space, Resource> to_soa(const T* aos, std::size_t count, const Resource& resource = Resource()) {
+  detail::refuse_capture_of<device_space, Resource>(
+      detail::uncapturable::allocates, resource.stream(), "coalesce::to_soa",
+      "make the soa_vector before the capture begins and let the capture record copy_aos_to_soa into its view()");
   soa_vector<T, device_space, Resource> soa(resource);
   soa.resize_for_overwrite(count);
   copy_aos_to_soa(aos, soa.view(), soa.stream());
