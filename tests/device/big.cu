@@ -668,3 +668,44 @@ TEST_CASE("a stencil over rows of more than 2^31 bytes (64-bit positions) is exa
   watch.lap("stencil: the 5-point sum");
   check_every_element(watch, n, periodic_sum{out, byte_value{seed, cols}}, "every output element");
 }
+
+TEST_CASE("a pitched_matrix with rows of more than 2^31 bytes is zeroed, filled, copied and read back exactly", "[big]") {
+  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
+  // A pitch past cudaDevAttrMaxPitch (2^31 - 1), which the runtime's 2D copies and fills refuse:
+  // coalesce copies such rows one by one. Under the sanitizers the rows are short, and take the
+  // 2D calls.
+  const std::size_t rows = 3, cols = sized(two_to_31 + 1029, 70001);
+  using matrix = coalesce::pitched_matrix<std::uint8_t>;
+  const std::size_t pitch = matrix::pitch_for(cols);
+  if (auto reason = short_of_memory(2 * rows * pitch)) COALESCE_SKIP(*reason);
+  const std::uint64_t seed = ct::test_seed();
+  INFO("seed " << seed << ", " << rows << " x " << cols << ", pitch " << pitch);
+  std::printf("pitched_matrix of %zu x %zu bytes, pitch %zu (%s each):\n", rows, cols, pitch, gib(rows * pitch).c_str());
+  stopwatch watch;
+
+  matrix a(rows, cols);
+  watch.lap("constructed (zeroed)");
+  const auto zeroed = a.const_view();
+  check_every_element(
+      watch, rows * cols, [=] __device__(std::size_t i) { return zeroed(i / cols, i % cols) == 0; }, "every byte zero");
+
+  a.fill(std::uint8_t(7));
+  watch.lap("filled with 7");
+  check_every_element(
+      watch, rows * cols, [=] __device__(std::size_t i) { return zeroed(i / cols, i % cols) == 7; }, "every byte 7");
+
+  // Host bytes that differ from row to row and along each row, from the seed.
+  std::vector<std::uint8_t> dense(rows * cols);
+  for (std::size_t i = 0; i < dense.size(); ++i) dense[i] = std::uint8_t(mix(seed + i / 4096) >> (8 * (i % 8)));
+  a.copy_from(dense);
+  watch.lap("copied from the host");
+  const matrix b(a);  // device to device
+  watch.lap("copied on the device");
+  const auto from_host = b.to_vector();
+  watch.lap("read back to the host");
+  std::size_t wrong = 0, first = dense.size();
+  for (std::size_t i = 0; i < dense.size(); ++i)
+    if (from_host[i] != dense[i] && wrong++ == 0) first = i;
+  INFO(wrong << " of " << dense.size() << " bytes wrong, the first at " << first);
+  CHECK(wrong == 0);
+}

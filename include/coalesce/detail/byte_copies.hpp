@@ -45,6 +45,14 @@ constexpr cudaMemcpyKind copy_kind() {
     return std::is_same_v<SrcSpace, device_space> ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost;
 }
 
+// The largest pitch the runtime's 2D and 3D copies take (cudaDevAttrMaxPitch: 2^31 - 1 bytes on
+// the GPUs coalesce runs on; a larger one is cudaErrorInvalidPitchValue). Rows pitched further
+// apart are few - at most 70 of them fit in an H200's 141 GB - and go one 1D call each.
+inline constexpr std::size_t max_copy_pitch = 0x7fffffff;
+constexpr bool pitches_fit_2d_copy(std::size_t dst_pitch, std::size_t src_pitch) noexcept {
+  return dst_pitch <= max_copy_pitch && src_pitch <= max_copy_pitch;
+}
+
 // Copies `rows` rows of `row_bytes` bytes between pitched buffers, ordered on `stream`. A copy
 // between two host buffers is plain memcpy and needs no CUDA runtime at all. A copy from pageable
 // host memory (a local, a std::vector) returns only once the source has been staged, so the
@@ -63,9 +71,14 @@ void copy_rows(void* dst, std::size_t dst_pitch, const void* src, std::size_t sr
     auto* d = static_cast<unsigned char*>(dst);
     const auto* s = static_cast<const unsigned char*>(src);
     for (std::size_t r = 0; r < rows; ++r) std::memcpy(d + r * dst_pitch, s + r * src_pitch, row_bytes);
-  } else if (rows == 1) {
+  } else if (rows == 1 || !pitches_fit_2d_copy(dst_pitch, src_pitch)) {
     throw_if_earlier_error("coalesce's copy (cudaMemcpyAsync)");
-    throw_on_error(::cudaMemcpyAsync(dst, src, row_bytes, copy_kind<DstSpace, SrcSpace>(), stream), "cudaMemcpyAsync");
+    auto* d = static_cast<unsigned char*>(dst);
+    const auto* s = static_cast<const unsigned char*>(src);
+    for (std::size_t r = 0; r < rows; ++r)
+      throw_on_error(::cudaMemcpyAsync(d + r * dst_pitch, s + r * src_pitch, row_bytes, copy_kind<DstSpace, SrcSpace>(),
+                                       stream),
+                     "cudaMemcpyAsync");
   } else {
     throw_if_earlier_error("coalesce's copy (cudaMemcpy2DAsync)");
     throw_on_error(::cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, row_bytes, rows,
@@ -82,6 +95,11 @@ void zero_rows(void* dst, std::size_t pitch, std::size_t row_bytes, std::size_t 
     (void)stream;
     auto* d = static_cast<unsigned char*>(dst);
     for (std::size_t r = 0; r < rows; ++r) std::memset(d + r * pitch, 0, row_bytes);
+  } else if (!pitches_fit_2d_copy(pitch, pitch)) {
+    throw_if_earlier_error("coalesce's fill (cudaMemsetAsync)");
+    auto* d = static_cast<unsigned char*>(dst);
+    for (std::size_t r = 0; r < rows; ++r)
+      throw_on_error(::cudaMemsetAsync(d + r * pitch, 0, row_bytes, stream), "cudaMemsetAsync");
   } else {
     throw_if_earlier_error("coalesce's fill (cudaMemset2DAsync)");
     throw_on_error(::cudaMemset2DAsync(dst, pitch, 0, row_bytes, rows, stream), "cudaMemset2DAsync");

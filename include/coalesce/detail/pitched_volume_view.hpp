@@ -209,6 +209,13 @@ void copy(pitched_volume_view<const T, FromSpace> from, pitched_volume_view<T, T
                             (to.depth() <= 1 || to.slice_pitch_bytes() % to.pitch_bytes() == 0);
     if (!whole_rows)
       throw std::invalid_argument("coalesce::copy: a volume's slice pitch must be a whole number of rows");
+    if (!detail::pitches_fit_2d_copy(to.pitch_bytes(), from.pitch_bytes())) {
+      // Rows too far apart for cudaMemcpy3D (detail::max_copy_pitch): slice by slice, row by row.
+      for (std::size_t z = 0; z < from.depth(); ++z)
+        detail::copy_rows<ToSpace, FromSpace>(to.row(z, 0), to.pitch_bytes(), from.row(z, 0), from.pitch_bytes(), row_bytes,
+                                              from.height(), stream);
+      return;
+    }
     // A single slice has no slice pitch to speak of: give cudaMemcpy3D one of exactly its rows.
     const auto slice_pitch = [](const auto& v) { return v.depth() <= 1 ? v.height() * v.pitch_bytes() : v.slice_pitch_bytes(); };
     cudaMemcpy3DParms parameters{};
