@@ -6,7 +6,9 @@
 #
 # Steps (default: all three, in this order):
 #   tests       the device tests, examples and codegen checks with the GPU and the hardware counters
-#               required (COALESCE_REQUIRE_GPU=1): nothing may be skipped. Output: device-tests.txt
+#               required (COALESCE_REQUIRE_GPU=1): nothing may be skipped (device.big, label big,
+#               needs 113 GiB free), then the containers' property tests in a long run. Output:
+#               device-tests.txt, container-properties-long.txt
 #   sanitizers  every device test executable under compute-sanitizer's memcheck, racecheck,
 #               initcheck and synccheck (COALESCE_SANITIZER=1: each case launches its kernels, then
 #               stops before timings and counters). A test executable that exits 77 there skipped a
@@ -79,6 +81,11 @@ run_tests() {
   echo "== device tests, examples and codegen checks (GPU and counters required)"
   COALESCE_REQUIRE_GPU=1 ctest --test-dir "$build" -L 'device|example|codegen' -V 2>&1 | relative | tee "$results/device-tests.txt"
   grep -q "100% tests passed" "$results/device-tests.txt" || fail "device tests (see $results/device-tests.txt)"
+  # The containers' property tests again, longer than ctest's default run of 120 steps a seed.
+  echo "== device.container_properties, 2000 steps a seed"
+  COALESCE_REQUIRE_GPU=1 COALESCE_PROPERTY_ITERATIONS=2000 "$build/tests/device.container_properties" 2>&1 | relative |
+    tee "$results/container-properties-long.txt"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || fail "device.container_properties, long run (see $results/container-properties-long.txt)"
 }
 
 # sanitize OUTPUT PREFIX [options for every tool]: every test executable $build/tests/PREFIX*

@@ -22,14 +22,14 @@
 
 namespace coalesce {
 
-// Defined in <coalesce/pitched_matrix.hpp>.
+// Defined in detail/pitched_view.hpp, which <coalesce/pitched_matrix.hpp> includes.
 template <class T, class Space = device_space>
 class pitched_view;
 // Defined, with its default arguments, in <coalesce/pitched_matrix.hpp>: the algorithms take a
 // matrix by reference and only a caller that has one instantiates them.
 template <class T, class Space, class PitchPolicy, class Resource>
 class pitched_matrix;
-// Defined in <coalesce/pitched_volume.hpp>.
+// Defined in detail/pitched_volume_view.hpp, which <coalesce/pitched_volume.hpp> includes.
 template <class T, class Space>
 class pitched_volume_view;
 template <class T, class Space, class PitchPolicy, class Resource>
