@@ -23,6 +23,7 @@
 #include <coalesce/transpose.hpp>
 
 #include "coalesce_device_test.hpp"
+#include "cuda_graphs.hpp"
 
 #include <cuda/std/functional>
 #include <cuda/std/span>
@@ -54,57 +55,12 @@ constexpr int replays = 100;
 
 // ---- CUDA handles and graphs --------------------------------------------------------------------
 
-// A CUDA handle, released with `Destroy` when it goes: a stream (declared before the containers
-// that free on it, so it goes last), a graph, an executable graph.
-template <class Handle, cudaError_t (*Destroy)(Handle)>
-class owned {
- public:
-  owned() = default;
-  owned(const owned&) = delete;
-  owned& operator=(const owned&) = delete;
-  ~owned() {
-    if (handle_ != nullptr) (void)Destroy(handle_);
-  }
-  Handle get() const { return handle_; }
-  Handle* out() { return &handle_; }
-
- private:
-  Handle handle_ = nullptr;
-};
-using owned_graph = owned<cudaGraph_t, cudaGraphDestroy>;
-using owned_graph_exec = owned<cudaGraphExec_t, cudaGraphExecDestroy>;
-
-class owned_stream : public owned<cudaStream_t, cudaStreamDestroy> {
- public:
-  owned_stream() { COALESCE_CUDA_CHECK(cudaStreamCreateWithFlags(out(), cudaStreamNonBlocking)); }
-};
-
-struct graph_nodes {
-  std::size_t kernels = 0, memcpys = 0, memsets = 0, allocations = 0, frees = 0, others = 0;
-};
-graph_nodes count_nodes(cudaGraph_t graph) {
-  std::size_t count = 0;
-  COALESCE_CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, &count));
-  std::vector<cudaGraphNode_t> nodes(count);
-  COALESCE_CUDA_CHECK(cudaGraphGetNodes(graph, nodes.data(), &count));
-  graph_nodes found;
-  for (const cudaGraphNode_t node : nodes) {
-    cudaGraphNodeType type{};
-    COALESCE_CUDA_CHECK(cudaGraphNodeGetType(node, &type));
-    if (type == cudaGraphNodeTypeKernel) ++found.kernels;
-    else if (type == cudaGraphNodeTypeMemcpy) ++found.memcpys;
-    else if (type == cudaGraphNodeTypeMemset) ++found.memsets;
-    else if (type == cudaGraphNodeTypeMemAlloc) ++found.allocations;
-    else if (type == cudaGraphNodeTypeMemFree) ++found.frees;
-    else ++found.others;
-  }
-  return found;
-}
-std::string describe(const graph_nodes& n) {
-  return std::to_string(n.kernels) + " kernels, " + std::to_string(n.memcpys) + " memcpys, " +
-         std::to_string(n.memsets) + " memsets, " + std::to_string(n.allocations) + " allocations, " +
-         std::to_string(n.frees) + " frees, " + std::to_string(n.others) + " others";
-}
+using coalesce_test::count_nodes;
+using coalesce_test::describe;
+using coalesce_test::graph_nodes;
+using coalesce_test::owned_graph;
+using coalesce_test::owned_graph_exec;
+using coalesce_test::owned_stream;
 
 // Captures what `enqueue` puts on `stream` into `graph`. The capture is ended whatever happens, so
 // that the stream is usable again; a call that threw, a capture that is no longer active or an end

@@ -36,22 +36,11 @@
 #include <vector>
 
 #include "coalesce_test.hpp"
+#include "cuda_graphs.hpp"
 #include "flaky_resource.hpp"
+#include "records.hpp"
 
 namespace ct = coalesce::testing;
-
-// Four columns of four sizes; the default member initializers make T{} differ from zero bytes.
-struct Record {
-  std::int64_t key;
-  float weight = 1.5f;
-  std::int16_t tag = -3;
-  double value;
-};
-COALESCE_FIELDS(Record, key, weight, tag, value);
-
-bool operator==(const Record& a, const Record& b) {
-  return a.key == b.key && a.weight == b.weight && a.tag == b.tag && a.value == b.value;
-}
 
 namespace {
 
@@ -68,57 +57,11 @@ using pinned_matrix = coalesce::pitched_matrix<int, host_space, line_aligned_row
 
 // ---- CUDA handles, graphs and kernels -----------------------------------------------------------
 
-template <class Handle, cudaError_t (*Destroy)(Handle)>
-class owned {
- public:
-  owned() = default;
-  owned(const owned&) = delete;
-  owned& operator=(const owned&) = delete;
-  ~owned() {
-    if (handle_ != nullptr) (void)Destroy(handle_);
-  }
-  Handle get() const { return handle_; }
-  Handle* out() { return &handle_; }
-
- private:
-  Handle handle_ = nullptr;
-};
-using owned_graph = owned<cudaGraph_t, cudaGraphDestroy>;
-using owned_graph_exec = owned<cudaGraphExec_t, cudaGraphExecDestroy>;
-
-// Non-blocking: nothing on the legacy stream orders it. Declared before the containers that free
-// on it, so that it goes last.
-class owned_stream : public owned<cudaStream_t, cudaStreamDestroy> {
- public:
-  owned_stream() { COALESCE_CUDA_CHECK(cudaStreamCreateWithFlags(out(), cudaStreamNonBlocking)); }
-};
-
-struct graph_nodes {
-  std::size_t kernels = 0, memcpys = 0, allocations = 0, frees = 0, others = 0;
-  std::size_t total() const { return kernels + memcpys + allocations + frees + others; }
-};
-graph_nodes count_nodes(cudaGraph_t graph) {
-  std::size_t count = 0;
-  COALESCE_CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, &count));
-  std::vector<cudaGraphNode_t> nodes(count);
-  COALESCE_CUDA_CHECK(cudaGraphGetNodes(graph, nodes.data(), &count));
-  graph_nodes found;
-  for (const cudaGraphNode_t node : nodes) {
-    cudaGraphNodeType type{};
-    COALESCE_CUDA_CHECK(cudaGraphNodeGetType(node, &type));
-    if (type == cudaGraphNodeTypeKernel)
-      ++found.kernels;
-    else if (type == cudaGraphNodeTypeMemcpy)
-      ++found.memcpys;
-    else if (type == cudaGraphNodeTypeMemAlloc)
-      ++found.allocations;
-    else if (type == cudaGraphNodeTypeMemFree)
-      ++found.frees;
-    else
-      ++found.others;
-  }
-  return found;
-}
+using coalesce_test::count_nodes;
+using coalesce_test::graph_nodes;
+using coalesce_test::owned_graph;
+using coalesce_test::owned_graph_exec;
+using coalesce_test::owned_stream;
 
 // Captures what `body` enqueues on `stream` (thread-local mode) into `graph`, ending the capture
 // whatever happens so that the stream is usable again. Returns what went wrong - body threw, the
@@ -940,6 +883,7 @@ TEST_CASE(
   CHECK(nodes.frees == 0);
   CHECK(nodes.kernels >= 1);
   CHECK(nodes.memcpys >= 3);
+  CHECK(nodes.memsets == 0);
   CHECK(nodes.others == 0);
 
   // Replayed twice on new inputs: each replay reads b and `in` as they are then.
@@ -1043,6 +987,7 @@ TEST_CASE(
   CHECK(nodes.frees == 0);
   CHECK(nodes.kernels >= 1);
   CHECK(nodes.memcpys >= 4);
+  CHECK(nodes.memsets == 0);
   CHECK(nodes.others == 0);
 
   owned_graph_exec replay;

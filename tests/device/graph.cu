@@ -10,6 +10,7 @@
 #include <coalesce/testing/testing.hpp>
 
 #include "coalesce_device_test.hpp"
+#include "cuda_graphs.hpp"
 #include "particles.hpp"
 
 #include <cstdint>
@@ -33,30 +34,9 @@ template <class T>
 using pinned_vector = coalesce::soa_vector<T, host_space, pinned_resource>;
 using pinned_matrix = coalesce::pitched_matrix<float, host_space, coalesce::line_aligned_rows, pinned_resource>;
 
-// A CUDA handle, released with `Destroy` when it goes: a stream (declared before the containers
-// that free on it, so it goes last), a graph, an executable graph.
-template <class Handle, cudaError_t (*Destroy)(Handle)>
-class owned {
- public:
-  owned() = default;
-  owned(const owned&) = delete;
-  owned& operator=(const owned&) = delete;
-  ~owned() {
-    if (handle_ != nullptr) (void)Destroy(handle_);
-  }
-  Handle get() const { return handle_; }
-  Handle* out() { return &handle_; }
-
- private:
-  Handle handle_ = nullptr;
-};
-using owned_graph = owned<cudaGraph_t, cudaGraphDestroy>;
-using owned_graph_exec = owned<cudaGraphExec_t, cudaGraphExecDestroy>;
-
-class owned_stream : public owned<cudaStream_t, cudaStreamDestroy> {
- public:
-  owned_stream() { COALESCE_CUDA_CHECK(cudaStreamCreateWithFlags(out(), cudaStreamNonBlocking)); }
-};
+using coalesce_test::owned_graph;
+using coalesce_test::owned_graph_exec;
+using coalesce_test::owned_stream;
 
 // The update of one step, the same code for the host's reference and the device. Velocities are
 // whole numbers, positions multiples of 1/64, dt one of 1/64, 2/64, 3/64 and the gravity -1: over

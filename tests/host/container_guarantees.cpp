@@ -16,19 +16,7 @@
 
 #include "coalesce_test.hpp"
 #include "flaky_resource.hpp"
-
-// Four columns of four sizes; the default member initializers make T{} differ from zero bytes.
-struct Record {
-  std::int64_t key;
-  float weight = 1.5f;
-  std::int16_t tag = -3;
-  double value;
-};
-COALESCE_FIELDS(Record, key, weight, tag, value);
-
-bool operator==(const Record& a, const Record& b) {
-  return a.key == b.key && a.weight == b.weight && a.tag == b.tag && a.value == b.value;
-}
+#include "records.hpp"
 
 namespace {
 

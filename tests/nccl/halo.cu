@@ -13,7 +13,9 @@
 
 #include <array>
 #include <cstddef>
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ct = coalesce::testing;
@@ -399,4 +401,56 @@ TEST_CASE("volume_halo_exchange's split phase: start on an exchange stream, fini
   }
   COALESCE_CUDA_CHECK(cudaStreamDestroy(exchange_stream));
   COALESCE_CUDA_CHECK(cudaStreamDestroy(work));
+}
+
+namespace {
+// A launch that fails at once (1025 threads per block): an error the program leaves pending.
+__global__ void never_runs() {}
+}  // namespace
+
+// [no-sanitizer]: the deliberate bad launch is what compute-sanitizer reports.
+TEST_CASE("one rank: every halo exchange made while the program's error is pending throws it as an earlier call's",
+          "[no-sanitizer]") {
+  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
+  single_rank nccl;
+  const std::size_t own = 20, halo = 2;
+  coalesce::pitched_matrix<float> rows_block(own + 2 * halo, 64, 1.0f);
+  auto columns_block = column_block(40, own, halo, 0);
+  coalesce::pitched_volume<float> volume(16, 16, 16, 1.0f);
+  cudaStream_t exchange_stream = rows_block.stream();
+  coalesce::row_halo_exchange<float> split_rows(rows_block.view(), halo, coalesce::row_neighbours{0, 0}, nccl.comm);
+  const std::pair<const char*, std::function<void()>> calls[] = {
+      {"exchange_row_halos",
+       [&] { coalesce::exchange_row_halos(rows_block.view(), halo, coalesce::row_neighbours{0, 0}, nccl.comm, rows_block.stream()); }},
+      {"row_halo_exchange::start", [&] { split_rows.start(exchange_stream); }},
+      {"row_halo_exchange::finish", [&] { split_rows.finish(rows_block.stream()); }},
+      {"column_halo_exchange",
+       [&] {
+         coalesce::column_halo_exchange<float> e(columns_block.view(), halo, coalesce::column_neighbours{0, 0}, nccl.comm,
+                                                 columns_block.stream());
+         e.exchange();
+       }},
+      {"volume_halo_exchange along x (packed)",
+       [&] {
+         coalesce::volume_halo_exchange<float> e(volume.view(), coalesce::volume_axis::x, halo, coalesce::axis_neighbours{0, 0},
+                                                 nccl.comm, volume.stream());
+         e.exchange();
+       }},
+  };
+  for (const auto& [name, call] : calls) {
+    INFO(name);
+    never_runs<<<1, 1025>>>();
+    const cudaError_t users = cudaPeekAtLastError();
+    REQUIRE(users != cudaSuccess);  // cudaErrorInvalidValue with CUDA 13.0 on an H200
+    try {
+      call();
+      FAIL("no exception");
+    } catch (const coalesce::cuda_error& e) {
+      CHECK(e.code() == users);
+      CHECK(std::string(e.what()).find("an earlier CUDA call") != std::string::npos);
+    }
+    CHECK(cudaGetLastError() == users);  // still the program's to collect
+    call();                              // and the call works once it is collected
+    ct::check_sync(name);
+  }
 }

@@ -294,3 +294,57 @@ TEST_CASE("migrate for a process with two GPUs: a bad destination on the second 
   }
   CHECK(same_particles(sorted(gathered), sorted(everyone)));
 }
+
+namespace {
+// A launch that fails at once (1025 threads per block): an error the program leaves pending.
+__global__ void never_runs() {}
+}  // namespace
+
+// [no-sanitizer]: the deliberate bad launch is what compute-sanitizer reports.
+TEST_CASE("migrate made while the program's error is pending throws it as an earlier call's and moves nothing",
+          "[no-sanitizer]") {
+  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
+  single_rank nccl;
+  const auto particles = random_particles(3000);
+  coalesce::soa_vector<Particle> v(particles);
+  never_runs<<<1, 1025>>>();
+  const cudaError_t users = cudaPeekAtLastError();
+  REQUIRE(users != cudaSuccess);  // cudaErrorInvalidValue with CUDA 13.0 on an H200
+  try {
+    coalesce::migrate(v, always{0}, nccl.comm);
+    FAIL("no exception");
+  } catch (const coalesce::cuda_error& e) {
+    CHECK(e.code() == users);
+    CHECK(std::string(e.what()).find("an earlier CUDA call") != std::string::npos);
+  }
+  CHECK(cudaGetLastError() == users);  // still the program's to collect
+  CHECK(same_particles(v.to_vector(), particles));
+}
+
+TEST_CASE("migrate refuses while its vector's stream is being captured, and the capture ends cleanly") {
+  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
+  single_rank nccl;
+  cudaStream_t stream = nullptr;
+  COALESCE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  const auto particles = random_particles(3000);
+  {
+    coalesce::soa_vector<Particle> v(particles, coalesce::pool_resource(stream));
+    COALESCE_CUDA_CHECK(cudaStreamSynchronize(stream));
+    COALESCE_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    std::string message;
+    try {
+      coalesce::migrate(v, always{0}, nccl.comm);
+    } catch (const std::logic_error& e) {
+      message = e.what();
+    }
+    cudaGraph_t graph = nullptr;
+    const cudaError_t ended = cudaStreamEndCapture(stream, &graph);
+    if (graph != nullptr) (void)cudaGraphDestroy(graph);
+    CHECK(message.rfind("coalesce::migrate: ", 0) == 0);
+    CHECK(message.find("captured") != std::string::npos);
+    CHECK(ended == cudaSuccess);
+    CHECK(cudaPeekAtLastError() == cudaSuccess);
+    CHECK(same_particles(v.to_vector(), particles));
+  }
+  COALESCE_CUDA_CHECK(cudaStreamDestroy(stream));
+}
