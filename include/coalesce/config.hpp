@@ -62,6 +62,20 @@
 #  define COALESCE_DETAIL_EXEC_CHECK_DISABLE
 #endif
 
+// Around code that only probes a type at compile time (detail/fields.hpp): clang (14 at least)
+// warns there that T{{}} leaves fields without initializers (-Wmissing-field-initializers: the
+// probe's point) and that detail::probe_object, declared and never defined, has no definition
+// (-Wundefined-var-template); g++ and nvcc say nothing.
+#if defined(__clang__)
+#  define COALESCE_DETAIL_PROBES_BEGIN                                                                \
+     _Pragma("clang diagnostic push") _Pragma("clang diagnostic ignored \"-Wmissing-field-initializers\"") \
+         _Pragma("clang diagnostic ignored \"-Wundefined-var-template\"")
+#  define COALESCE_DETAIL_PROBES_END _Pragma("clang diagnostic pop")
+#else
+#  define COALESCE_DETAIL_PROBES_BEGIN
+#  define COALESCE_DETAIL_PROBES_END
+#endif
+
 // Whether the CUDA runtime API (cuda_runtime_api.h) can be included. It is a plain C header, so
 // host compilers can use it too when the toolkit's include directory is on the path.
 #if defined(__has_include)

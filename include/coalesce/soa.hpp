@@ -7,9 +7,10 @@
 // one column per leaf (Body { float3 pos, vel; float mass; } is seven float columns), and
 // view[i].pos.x, view[i].p[k] are references into them; coalesce::keep_whole<F> keeps a type whole.
 //
-// T: any aggregate (a struct with public fields, no constructors, no virtuals) of up to 24
-// trivially copyable fields, none of them a reference, const, a bit-field or an array of
-// structs, and no member with an alignas of its own. Host-capable: soa_vector<T, host_space>
+// T: any aggregate (a struct with public fields, no constructors, no virtuals) of up to 64
+// fields, each trivially copyable or bitwise copyable by coalesce::is_bitwise_copyable, none of
+// them a reference, const, a bit-field or an array of structs, and no member with an alignas of
+// its own. Host-capable: soa_vector<T, host_space>
 // needs no GPU and no nvcc.
 #pragma once
 

@@ -79,7 +79,7 @@ constexpr bool named_in_order(Check check) {
 //   COALESCE_TEMPLATE_FIELDS((class T), Vec3<T>, x, y, z)
 // (a type with a comma goes in parentheses: COALESCE_TEMPLATE_FIELDS((class A, class B), (Pair<A, B>), a, b)).
 // Mistakes stop at the macro with one static_assert: a field left out or out of order, more than
-// 24 names, or a namespace where coalesce cannot find the declaration.
+// 64 names (detail::max_fields), or a namespace where coalesce cannot find the declaration.
 #define COALESCE_FIELDS(Type, ...)                                                                             \
   COALESCE_DETAIL_FIELDS((), (template <class coalesce_qualified>),                                           \
                          (typename decltype(::coalesce::detail::fields_target<COALESCE_DETAIL_UNPAREN(Type)>())::type), #Type, \
@@ -104,8 +104,9 @@ constexpr bool named_in_order(Check check) {
                   "COALESCE_FIELDS(" TypeName ", ...): coalesce cannot find this declaration; write it in the " \
                   "namespace of " TypeName ", or at global scope");                                             \
     static_assert(coalesce_names <= ::coalesce::detail::max_fields,                                              \
-                  "COALESCE_FIELDS(" TypeName ", ...): more than 24 names; coalesce reflects at most 24 "       \
-                  "fields, so group related fields into structs of their own");                                 \
+                  "COALESCE_FIELDS(" TypeName ", ...): more than " COALESCE_DETAIL_MAX_FIELDS_TEXT " names; "   \
+                  "coalesce reflects at most " COALESCE_DETAIL_MAX_FIELDS_TEXT " fields, so group related "     \
+                  "fields into structs of their own");                                                          \
     static_assert(coalesce_template || coalesce_names > ::coalesce::detail::max_fields ||                        \
                       coalesce_names == ::coalesce::detail::field_count_v<coalesce_target>,                       \
                   "COALESCE_FIELDS(" TypeName ", ...): name every field of " TypeName ", in declaration order"); \

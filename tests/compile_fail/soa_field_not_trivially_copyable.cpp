@@ -1,4 +1,4 @@
-// expect: coalesce::soa_vector<T>: every field of T must be trivially copyable
+// expect: coalesce::soa_vector<T>: field FieldIndex of T is, or holds, an F, which is not trivially copyable .*else store indices or handles instead of objects that own memory
 #include <coalesce/soa.hpp>
 
 #include <string>

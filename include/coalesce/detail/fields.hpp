@@ -16,7 +16,7 @@
 namespace coalesce::detail {
 
 // The most fields coalesce reflects; larger aggregates are rejected with a static_assert.
-inline constexpr std::size_t max_fields = 24;
+inline constexpr std::size_t max_fields = 64;
 
 template <std::size_t N>
 using field_count_constant = std::integral_constant<std::size_t, N>;
@@ -64,14 +64,23 @@ COALESCE_HOST_DEVICE constexpr ref_tuple<F&...> make_ref_tuple(F&... fields) {
   return ref_tuple<F&...>(fields...);
 }
 
-// The declared types of T's fields, as declared_field_types returns them.
+// The declared types of T's fields, as fields_of<N>::declared_types returns them.
 template <class... F>
 struct type_list {};
 
+// What reflecting an aggregate of exactly N fields takes (tie, declared_types), and the probe
+// of whether T{{}, ..., {}} takes N braces (taken): one explicit specialization per N, generated.
+// A class per count, not an overload per count: naming fields_of<N> finds its one class, where a
+// call would weigh all max_fields overloads (and substitute T into each one's return type).
+template <std::size_t N>
+struct fields_of;
+template <std::size_t N>
+struct braces;
+
 }  // namespace coalesce::detail
 
-// tie_fields, declared_field_types and takes_braces for every field count, and the macro helpers
-// that count and walk COALESCE_FIELDS's names: one of each per count, so generated.
+// fields_of<N> and braces<N> for every field count, and the macro helpers that count and walk
+// COALESCE_FIELDS's names: one of each per count, so generated.
 #include <coalesce/detail/generated_fields.hpp>
 
 namespace coalesce::detail {
@@ -85,15 +94,24 @@ static_assert(generated_max_fields == max_fields,
 // elements of an array field (float p[3] would count as three fields, and the structured binding
 // of that many would not compile). Initializing every field from {} is what T{} does, which
 // soa_vector needs anyway for its new elements.
-template <class T, std::size_t N = max_fields + 1>
+// Counted up from 1: if N braces compile, so do fewer (a field left out is initialized from {}
+// too, or by its default member initializer), so the first N that fails is one past the count.
+// A struct of 6 fields costs 7 probes, where counting down from max_fields + 1 would cost 60.
+template <class T, std::size_t N = 1>
 COALESCE_HOST_DEVICE constexpr std::size_t count_fields() {
-  if constexpr (N == 0) {
-    return 0;
-  } else if constexpr (decltype(takes_braces<T>(field_count_constant<N>{}))::value) {
-    return N;
+  if constexpr (N > max_fields + 1) {
+    return max_fields + 1;
+  } else if constexpr (decltype(braces<N>::template taken<T>(0))::value) {
+    return count_fields<T, N + 1>();
   } else {
-    return count_fields<T, N - 1>();
+    return N - 1;
   }
+}
+
+// A ref_tuple of the N fields of `t` (const references for a const T).
+template <class T, std::size_t N>
+COALESCE_HOST_DEVICE constexpr auto tie_fields(T& t, field_count_constant<N>) {
+  return fields_of<N>::tie(t);
 }
 
 // Where the fields' declared types would put them, laid out in order with their alignments and
@@ -108,7 +126,7 @@ constexpr std::size_t declared_layout_bytes(type_list<F...>, std::size_t struct_
 
 template <class T>
 constexpr bool fields_fill_struct() {
-  using types = decltype(declared_field_types(std::declval<T&>(), field_count_constant<count_fields<T>()>{}));
+  using types = decltype(fields_of<count_fields<T>()>::declared_types(std::declval<T&>()));
   return declared_layout_bytes(types{}, alignof(T)) == sizeof(T);
 }
 
@@ -121,6 +139,15 @@ COALESCE_HOST_DEVICE constexpr auto tie_fields(T& t) {
 template <class T, std::size_t I>
 using field_type_t = std::remove_cv_t<std::remove_reference_t<decltype(get_leaf<I>(tie_fields(std::declval<T&>())))>>;
 
+// A T that is declared and never defined: what the check of which member is which field takes
+// the addresses of, in constant expressions only, for a T that it cannot make there: T probe{}
+// needs a constexpr default constructor for every field, which a class bitwise copyable by
+// specialization seldom has (Eigen::Vector3d's is not: "expression must have a constant value").
+// Only for such a T, because clang rejects an undefined variable of a type without linkage (a
+// struct in an unnamed namespace), where g++ and nvcc accept it.
+template <class T>
+extern T probe_object;
+
 }  // namespace coalesce::detail
 
 // --- macro helpers for COALESCE_FIELDS (the counted ones are in generated_fields.hpp) ----------
@@ -132,6 +159,7 @@ using field_type_t = std::remove_cv_t<std::remove_reference_t<decltype(get_leaf<
 #define COALESCE_DETAIL_UNPAREN_EVAL(...) COALESCE_DETAIL_UNPAREN_EVAL_(__VA_ARGS__)
 #define COALESCE_DETAIL_UNPAREN_EVAL_(...) COALESCE_DETAIL_UNPAREN_DONE_##__VA_ARGS__
 #define COALESCE_DETAIL_UNPAREN_DONE_COALESCE_DETAIL_UNPAREN_STRIP
-// macro(data, x) for every argument x, up to 24 of them; nothing beyond (COALESCE_FIELDS says why).
+// macro(data, x) for every argument x, up to max_fields of them; nothing beyond (COALESCE_FIELDS
+// says why).
 #define COALESCE_DETAIL_FOR_EACH(macro, data, ...) \
   COALESCE_DETAIL_CAT(COALESCE_DETAIL_FOR_EACH_, COALESCE_DETAIL_CAPPED_COUNT(__VA_ARGS__))(macro, data, __VA_ARGS__)

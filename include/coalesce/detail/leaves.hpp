@@ -6,6 +6,7 @@
 #pragma once
 
 #include <coalesce/config.hpp>
+#include <coalesce/bitwise_copyable.hpp>
 #include <coalesce/detail/fields.hpp>
 
 #include <cstddef>
@@ -82,11 +83,17 @@ constexpr bool struct_splits() {
   }
 }
 
+// Whether F is bitwise copyable only because the user says so (is_bitwise_copyable): such a
+// type is copied by its own copy constructor wherever its bytes are not, so it is never taken
+// apart into its members; it is one leaf, as keep_whole makes one.
+template <class F>
+inline constexpr bool bitwise_by_trait_v = is_bitwise_copyable<F>::value && !std::is_trivially_copyable_v<F>;
+
 // Whether a field of type F is split into leaf columns: C arrays, arrays in a struct, and the
 // structs above.
 template <class F>
 constexpr bool field_splits() {
-  if constexpr (keep_whole<F>::value) {
+  if constexpr (keep_whole<F>::value || bitwise_by_trait_v<F>) {
     return false;
   } else if constexpr (std::is_array_v<F>) {
     return std::extent_v<F> > 0;

@@ -128,7 +128,8 @@ COALESCE_DEVICE COALESCE_FORCEINLINE void store_image(T* to, const word_image<si
     reinterpret_cast<typename image::word*>(to)[k] = bytes.w[k];
 }
 
-// A value of a trivially copyable type loaded, or stored, as words of its alignment.
+// A value of a bitwise copyable type (coalesce::is_bitwise_copyable) loaded, or stored, as words
+// of its alignment; T is default-constructible.
 template <std::size_t Alignment, class T>
 COALESCE_DEVICE COALESCE_FORCEINLINE T load_words(const T* from) {
   const auto bytes = load_image<Alignment>(from);
@@ -143,7 +144,7 @@ COALESCE_DEVICE COALESCE_FORCEINLINE void store_words(T* to, const T& value) {
   store_image<Alignment>(to, bytes);
 }
 
-// Loads a chunk (any trivially copyable type) as words of its alignment; ReadOnly takes the
+// Loads a chunk (of any bitwise copyable type) as words of its alignment; ReadOnly takes the
 // non-coherent path (ld.global.nc), legal only for memory no thread of the kernel writes.
 template <bool ReadOnly, class Chunk>
 COALESCE_DEVICE COALESCE_FORCEINLINE Chunk load_chunk(const Chunk* from) {
