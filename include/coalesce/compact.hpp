@@ -119,6 +119,48 @@ std::size_t copy_if(const soa_vector<T, device_space, R1>& v, soa_vector<T, devi
   return copy_if(v.const_view(), out, pred);
 }
 
+// Both change a vector's size, which only the vector can: erase_if takes the vector itself, and
+// copy_if's output is one. A view (or a const vector) handed over instead stops here, with one
+// message instead of "no instance of function template".
+template <class T, class Space, class Pred>
+std::size_t erase_if(soa_view<T, Space>, Pred) {
+  static_assert(detail::is_container<soa_view<T, Space>>::value,
+                "coalesce::erase_if: takes the device soa_vector itself, erase_if(vec, pred), not a view of it (nor a "
+                "const vector): removing elements changes the vector's size and storage, which a view cannot");
+  return 0;
+}
+template <class T, class Space, class Resource, class Pred>
+std::size_t erase_if(const soa_vector<T, Space, Resource>&, Pred) {
+  static_assert(!detail::is_container<soa_vector<T, Space, Resource>>::value,
+                "coalesce::erase_if: takes the device soa_vector itself, erase_if(vec, pred), not a view of it (nor a "
+                "const vector): removing elements changes the vector's size and storage, which a view cannot");
+  return 0;
+}
+template <class View, class T, class Space, class Pred>
+std::size_t copy_if(View, soa_view<T, Space>, Pred) {
+  static_assert(detail::is_container<soa_view<T, Space>>::value,
+                "coalesce::copy_if: the output must be a device soa_vector, copy_if(view, out_vector, pred), not a "
+                "view or a span (nor a const vector): copy_if gives it new storage of the size kept, which a view "
+                "cannot");
+  return 0;
+}
+template <class View, class U, std::size_t Extent, class Pred>
+std::size_t copy_if(View, cuda::std::span<U, Extent>, Pred) {
+  static_assert(detail::is_container<cuda::std::span<U, Extent>>::value,
+                "coalesce::copy_if: the output must be a device soa_vector, copy_if(view, out_vector, pred), not a "
+                "view or a span (nor a const vector): copy_if gives it new storage of the size kept, which a view "
+                "cannot");
+  return 0;
+}
+template <class View, class T, class Space, class Resource, class Pred>
+std::size_t copy_if(View, const soa_vector<T, Space, Resource>&, Pred) {
+  static_assert(!detail::is_container<soa_vector<T, Space, Resource>>::value,
+                "coalesce::copy_if: the output must be a device soa_vector, copy_if(view, out_vector, pred), not a "
+                "view or a span (nor a const vector): copy_if gives it new storage of the size kept, which a view "
+                "cannot");
+  return 0;
+}
+
 }  // namespace coalesce
 
 #endif  // __CUDACC__

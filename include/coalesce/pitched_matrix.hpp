@@ -173,6 +173,17 @@ class pitched_matrix {
   const T& operator()(std::size_t r, std::size_t c) const {
     return view()(r, c);
   }
+  // A device matrix is not indexed, neither on the host (its elements are across the bus) nor in
+  // device code: a kernel or a device lambda that took the matrix by value holds a copy of the
+  // owner, not the rows.
+  template <class S = Space, std::enable_if_t<std::is_same_v<S, device_space>, int> = 0>
+  COALESCE_HOST_DEVICE T& operator()(std::size_t, std::size_t) const {
+    static_assert(std::is_same_v<S, host_space>,
+                  "coalesce::pitched_matrix<T, device_space> has no operator(): capture m.view() in the device lambda "
+                  "(or pass it to the kernel) and index the view there, view(r, c); to read elements on the host, "
+                  "copy to a pitched_matrix<T, host_space> or call to_vector()");
+    return *static_cast<T*>(nullptr);  // never compiled into anything: the assertion fails first
+  }
 
   // Sets every element to `value`. Basic guarantee.
   void fill(const T& value) {

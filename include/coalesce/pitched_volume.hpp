@@ -139,6 +139,15 @@ class pitched_volume {
   const T& operator()(std::size_t z, std::size_t y, std::size_t x) const {
     return view()(z, y, x);
   }
+  // A device volume is not indexed, neither on the host nor in device code (see pitched_matrix).
+  template <class S = Space, std::enable_if_t<std::is_same_v<S, device_space>, int> = 0>
+  COALESCE_HOST_DEVICE T& operator()(std::size_t, std::size_t, std::size_t) const {
+    static_assert(std::is_same_v<S, host_space>,
+                  "coalesce::pitched_volume<T, device_space> has no operator(): capture v.view() in the device lambda "
+                  "(or pass it to the kernel) and index the view there, view(z, y, x); to read elements on the host, "
+                  "copy to a pitched_volume<T, host_space> or call to_vector()");
+    return *static_cast<T*>(nullptr);  // never compiled into anything: the assertion fails first
+  }
 
   // Sets every element to `value`.
   void fill(const T& value) {

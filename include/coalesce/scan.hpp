@@ -15,6 +15,7 @@
 #include <coalesce/algorithm.hpp>
 #include <coalesce/config.hpp>
 #include <coalesce/detail/launch.hpp>
+#include <coalesce/detail/std_operators.hpp>
 #include <coalesce/error.hpp>
 #include <coalesce/memory.hpp>
 
@@ -53,13 +54,21 @@ struct element_at_index {
   }
 };
 
+// What device code can call as op: not a stream given where op belongs, nor a pointer to a
+// function (see is_function_pointer_v).
 template <class Op>
 constexpr bool scan_op_ok() {
   constexpr bool ok = !std::is_same_v<std::decay_t<Op>, cudaStream_t>;
   static_assert(ok,
                 "coalesce scans: the operation comes before the stream, e.g. "
                 "coalesce::inclusive_scan(in, out, cuda::std::plus<>{}, stream)");
-  return ok;
+  constexpr bool callable = !is_function_pointer_v<Op>;
+  static_assert(!ok || callable,
+                "coalesce scans: op is a pointer to a function, which device code cannot call (the address is the "
+                "host's); pass a function object with a __host__ __device__ operator() or a __device__ lambda, such "
+                "as cuda::std::plus<>{} (std::plus<>{}, minus, multiplies, bit_and, bit_or, bit_xor, logical_and and "
+                "logical_or are taken as their cuda::std twins)");
+  return ok && callable;
 }
 
 template <class View>
@@ -102,10 +111,11 @@ void scan_view(const View& view, U* out, std::size_t count, const F& f, const Op
   if (count == 0) return;
   const auto in = thrust::make_transform_iterator(thrust::counting_iterator<std::size_t>(0),
                                                   element_at_index<View, F, U>{view, f});
+  const auto device_op = as_device_operator(op);
   with_scan_scratch(
       [&](void* temp, std::size_t& bytes) {
-        return init ? cub::DeviceScan::ExclusiveScan(temp, bytes, in, out, op, *init, count, stream)
-                    : cub::DeviceScan::InclusiveScan(temp, bytes, in, out, op, count, stream);
+        return init ? cub::DeviceScan::ExclusiveScan(temp, bytes, in, out, device_op, *init, count, stream)
+                    : cub::DeviceScan::InclusiveScan(temp, bytes, in, out, device_op, count, stream);
       },
       stream, what);
 }
@@ -113,8 +123,11 @@ void scan_view(const View& view, U* out, std::size_t count, const F& f, const Op
 }  // namespace detail
 
 // out[i] = in[0] op in[1] op ... op in[i], for a column of device memory; in may be out (in
-// place). op must be associative; the grouping is CUB's. Throws std::invalid_argument if the
-// sizes differ, coalesce::cuda_error if a launch fails.
+// place). op must be associative (the grouping is CUB's) and callable in device code: a function
+// object with a __host__ __device__ operator() or a __device__ lambda; std::plus<> and the other
+// standard arithmetic, bitwise and logical function objects are taken as their cuda::std twins,
+// as in every scan below. Throws std::invalid_argument if the sizes differ, coalesce::cuda_error
+// if a launch fails.
 template <class T, std::size_t InExtent, class U, std::size_t OutExtent, class Op>
 void inclusive_scan(cuda::std::span<T, InExtent> in, cuda::std::span<U, OutExtent> out, Op op, cudaStream_t stream = 0) {
   if constexpr (detail::scan_op_ok<Op>()) {
@@ -122,9 +135,10 @@ void inclusive_scan(cuda::std::span<T, InExtent> in, cuda::std::span<U, OutExten
     detail::require_same_count(in.size(), out.size(), what);
     if (in.empty()) return;
     const T* first = in.data();
+    const auto device_op = detail::as_device_operator(op);
     detail::with_scan_scratch(
         [&](void* temp, std::size_t& bytes) {
-          return cub::DeviceScan::InclusiveScan(temp, bytes, first, out.data(), op, in.size(), stream);
+          return cub::DeviceScan::InclusiveScan(temp, bytes, first, out.data(), device_op, in.size(), stream);
         },
         stream, what);
   }
@@ -145,9 +159,10 @@ void exclusive_scan(cuda::std::span<T, InExtent> in, cuda::std::span<U, OutExten
     detail::require_same_count(in.size(), out.size(), what);
     if (in.empty()) return;
     const T* first = in.data();
+    const auto device_op = detail::as_device_operator(op);
     detail::with_scan_scratch(
         [&](void* temp, std::size_t& bytes) {
-          return cub::DeviceScan::ExclusiveScan(temp, bytes, first, out.data(), op, init, in.size(), stream);
+          return cub::DeviceScan::ExclusiveScan(temp, bytes, first, out.data(), device_op, init, in.size(), stream);
         },
         stream, what);
   }
