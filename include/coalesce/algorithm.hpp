@@ -178,9 +178,15 @@ void for_each_index(View view, F f, cudaStream_t stream = 0) {
 //   - what f changed is stored after f returns, and only that; a struct's padding is neither
 //     compared nor changed (rebuilt whole with the same values, it is not stored; with new
 //     values, its padding bytes go back as they were read);
-//   - f may read and write its own element only. Another element of the same range may be
-//     loaded, or not yet stored, while f runs: read neighbours from another view (for_each_index
-//     over an output, a stencil's input).
+//   - of the range walked, f may read and write its own element only, not even through a view
+//     of the same memory that it captured: another element of the range may be loaded, or not
+//     yet stored, while f runs. Read neighbours from another view (for_each_index over an
+//     output, a stencil's input);
+//   - other memory f may read and write through the views, spans and pointers it captures, and
+//     add into with atomics: a histogram, a deposit into a grid, a count in a device_value. The
+//     calls run in no order, so calls that write one address need atomics, and nothing orders
+//     one call's writes before another's reads (tests/device/small_things.cu: atomics into a
+//     captured histogram and a device_value, stores to each element's slot of a span).
 // Throws coalesce::cuda_error if the launch fails.
 template <class View, class F>
 void for_each(View view, F f, cudaStream_t stream = 0) {
@@ -292,185 +298,9 @@ void for_each_index(pitched_volume_view<T, device_space> volume, F f, cudaStream
   }
 }
 
-// --- containers ------------------------------------------------------------------------------
-//
-// for_each, transform and for_each_index also take a soa_vector or pitched_matrix of device
-// memory, and then run on its stream (container.stream(), its memory resource's): after the
-// copies and algorithms already queued for it, before its destructor's stream-ordered release,
-// and into a CUDA graph when that stream is being captured. A view carries no stream; these
-// overloads are how the container's stream reaches the kernel. transform handed two containers
-// runs on the output's stream: when the input's stream differs, the caller orders the input's
-// pending work before the call (cudaEventRecord on its stream, cudaStreamWaitEvent on the
-// output's). Each overload also takes an explicit stream, which the caller then orders against
-// the containers' own streams in the same way. A host_space container does not compile: the GPU
-// cannot read it.
-
-namespace detail {
-
-template <class C>
-struct is_container : std::false_type {};
-template <class T, class S, class R>
-struct is_container<soa_vector<T, S, R>> : std::true_type {};
-template <class T, class S, class P, class R>
-struct is_container<pitched_matrix<T, S, P, R>> : std::true_type {};
-template <class T, class S, class P, class R>
-struct is_container<pitched_volume<T, S, P, R>> : std::true_type {};
-
-// Whether an algorithm's argument is device memory as far as a container can say (the view
-// overloads check views).
-template <class Argument>
-constexpr bool container_on_device() {
-  if constexpr (is_container<Argument>::value) return std::is_same_v<typename Argument::memory_space, device_space>;
-  else return true;
-}
-
-// A container's view (read-only for a const container), or a view as it is.
-template <class Argument>
-auto view_of(Argument& argument) {
-  if constexpr (is_container<std::remove_const_t<Argument>>::value) return argument.view();
-  else return argument;
-}
-
-template <class Container, class F>
-void for_each_in_container(Container& container, const F& f, cudaStream_t stream) {
-  constexpr bool device = container_on_device<Container>();
-  static_assert(device,
-                "coalesce::for_each: the container is in host_space, whose memory the GPU cannot read; copy it "
-                "into a device container (assign_async or copy_from_async from a pinned one) and pass that");
-  if constexpr (device) coalesce::for_each(container.view(), f, stream);
-}
-
-template <class Container, class F, class... Shape>
-void for_each_index_in_container(Container& container, const F& f, cudaStream_t stream, Shape... shape) {
-  constexpr bool device = container_on_device<Container>();
-  static_assert(device,
-                "coalesce::for_each_index: the container is in host_space, whose memory the GPU cannot read; copy it "
-                "into a device container (assign_async or copy_from_async from a pinned one) and pass that");
-  if constexpr (device) coalesce::for_each_index(container.view(), f, shape..., stream);
-}
-
-template <class In, class Out, class F>
-void transform_with_containers(const In& in, Out& out, const F& f, cudaStream_t stream) {
-  constexpr bool device = container_on_device<In>() && container_on_device<Out>();
-  static_assert(device,
-                "coalesce::transform: a container is in host_space, whose memory the GPU cannot read; copy it into "
-                "a device container (assign_async or copy_from_async from a pinned one) and pass that");
-  if constexpr (device) coalesce::transform(view_of(in), view_of(out), f, stream);
-}
-
-}  // namespace detail
-
-// for_each(view, f) over a device soa_vector, on the vector's stream (or on `stream`).
-template <class T, class Space, class Resource, class F>
-void for_each(soa_vector<T, Space, Resource>& v, F f) {
-  detail::for_each_in_container(v, f, v.stream());
-}
-template <class T, class Space, class Resource, class F>
-void for_each(soa_vector<T, Space, Resource>& v, F f, cudaStream_t stream) {
-  detail::for_each_in_container(v, f, stream);
-}
-
-// for_each(view, f) over a device pitched_matrix, on the matrix's stream (or on `stream`).
-template <class T, class Space, class Policy, class Resource, class F>
-void for_each(pitched_matrix<T, Space, Policy, Resource>& m, F f) {
-  detail::for_each_in_container(m, f, m.stream());
-}
-template <class T, class Space, class Policy, class Resource, class F>
-void for_each(pitched_matrix<T, Space, Policy, Resource>& m, F f, cudaStream_t stream) {
-  detail::for_each_in_container(m, f, stream);
-}
-
-// for_each_index(view, f(i)) over a device soa_vector, on the vector's stream (or on `stream`).
-template <class T, class Space, class Resource, class F>
-void for_each_index(soa_vector<T, Space, Resource>& v, F f) {
-  detail::for_each_index_in_container(v, f, v.stream());
-}
-template <class T, class Space, class Resource, class F>
-void for_each_index(soa_vector<T, Space, Resource>& v, F f, cudaStream_t stream) {
-  detail::for_each_index_in_container(v, f, stream);
-}
-
-// for_each_index(view, f(r, c)) over a device pitched_matrix, on the matrix's stream (or on
-// `stream`), with coalesce's row walk or `shape`.
-template <class T, class Space, class Policy, class Resource, class F>
-void for_each_index(pitched_matrix<T, Space, Policy, Resource>& m, F f) {
-  detail::for_each_index_in_container(m, f, m.stream());
-}
-template <class T, class Space, class Policy, class Resource, class F>
-void for_each_index(pitched_matrix<T, Space, Policy, Resource>& m, F f, cudaStream_t stream) {
-  detail::for_each_index_in_container(m, f, stream);
-}
-template <class T, class Space, class Policy, class Resource, class F>
-void for_each_index(pitched_matrix<T, Space, Policy, Resource>& m, F f, row_walk shape) {
-  detail::for_each_index_in_container(m, f, m.stream(), shape);
-}
-template <class T, class Space, class Policy, class Resource, class F>
-void for_each_index(pitched_matrix<T, Space, Policy, Resource>& m, F f, row_walk shape, cudaStream_t stream) {
-  detail::for_each_index_in_container(m, f, stream, shape);
-}
-
-// transform(in_view, out_view, f) with a device container on either side or both: a soa_vector
-// or pitched_matrix input, a pitched_matrix output (or any view the view overload takes), on the
-// container's stream - the output's when both are containers - or on `stream`.
-template <class T, class S, class R, class U, class S2, class P2, class R2, class F>
-void transform(const soa_vector<T, S, R>& in, pitched_matrix<U, S2, P2, R2>& out, F f) {
-  detail::transform_with_containers(in, out, f, out.stream());
-}
-template <class T, class S, class R, class U, class S2, class P2, class R2, class F>
-void transform(const soa_vector<T, S, R>& in, pitched_matrix<U, S2, P2, R2>& out, F f, cudaStream_t stream) {
-  detail::transform_with_containers(in, out, f, stream);
-}
-template <class T, class S, class P, class R, class U, class S2, class P2, class R2, class F>
-void transform(const pitched_matrix<T, S, P, R>& in, pitched_matrix<U, S2, P2, R2>& out, F f) {
-  detail::transform_with_containers(in, out, f, out.stream());
-}
-template <class T, class S, class P, class R, class U, class S2, class P2, class R2, class F>
-void transform(const pitched_matrix<T, S, P, R>& in, pitched_matrix<U, S2, P2, R2>& out, F f, cudaStream_t stream) {
-  detail::transform_with_containers(in, out, f, stream);
-}
-template <class T, class S, class R, class Out, class F>
-void transform(const soa_vector<T, S, R>& in, Out out, F f) {
-  detail::transform_with_containers(in, out, f, in.stream());
-}
-template <class T, class S, class R, class Out, class F>
-void transform(const soa_vector<T, S, R>& in, Out out, F f, cudaStream_t stream) {
-  detail::transform_with_containers(in, out, f, stream);
-}
-template <class T, class S, class P, class R, class Out, class F>
-void transform(const pitched_matrix<T, S, P, R>& in, Out out, F f) {
-  detail::transform_with_containers(in, out, f, in.stream());
-}
-template <class T, class S, class P, class R, class Out, class F>
-void transform(const pitched_matrix<T, S, P, R>& in, Out out, F f, cudaStream_t stream) {
-  detail::transform_with_containers(in, out, f, stream);
-}
-template <class In, class U, class S, class P, class R, class F>
-void transform(In in, pitched_matrix<U, S, P, R>& out, F f) {
-  detail::transform_with_containers(in, out, f, out.stream());
-}
-template <class In, class U, class S, class P, class R, class F>
-void transform(In in, pitched_matrix<U, S, P, R>& out, F f, cudaStream_t stream) {
-  detail::transform_with_containers(in, out, f, stream);
-}
-
-// The same for a device pitched_volume, on its stream (or on `stream`); for_each over one.
-template <class T, class Space, class Policy, class Resource, class F>
-void for_each_index(pitched_volume<T, Space, Policy, Resource>& v, F f) {
-  detail::for_each_index_in_container(v, f, v.stream());
-}
-template <class T, class Space, class Policy, class Resource, class F>
-void for_each_index(pitched_volume<T, Space, Policy, Resource>& v, F f, cudaStream_t stream) {
-  detail::for_each_index_in_container(v, f, stream);
-}
-template <class T, class Space, class Policy, class Resource, class F>
-void for_each(pitched_volume<T, Space, Policy, Resource>& v, F f) {
-  detail::for_each_in_container(v, f, v.stream());
-}
-template <class T, class Space, class Policy, class Resource, class F>
-void for_each(pitched_volume<T, Space, Policy, Resource>& v, F f, cudaStream_t stream) {
-  detail::for_each_in_container(v, f, stream);
-}
-
 }  // namespace coalesce
+
+// The same calls handed a device container, on its stream: after the view overloads they call.
+#include <coalesce/detail/algorithm_containers.hpp>
 
 #endif  // __CUDACC__
