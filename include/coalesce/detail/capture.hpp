@@ -27,6 +27,9 @@ inline bool stream_is_capturing(cudaStream_t stream) {
     (void)::cudaGetLastError();
     return true;
   }
+  // Where CUDA cannot run at all (no driver, no device) no stream can be capturing: the caller
+  // goes on, to succeed (a pinned host container's memcpy) or to fail with its own error.
+  if (cuda_unusable_here(asked)) return false;
   throw_on_error(asked, "cudaStreamIsCapturing");
   return status != cudaStreamCaptureStatusNone;
 }

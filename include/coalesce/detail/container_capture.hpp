@@ -50,11 +50,7 @@ inline const char* uncapturable_reason(uncapturable what) noexcept {
 template <class Space, class Resource>
 void refuse_capture_of(uncapturable reason, cudaStream_t stream, const char* what, const char* instead) {
   if constexpr (copies_asynchronously<Space, Resource>) {
-    try {
-      refuse_capture(stream, what, uncapturable_reason(reason), instead);
-    } catch (const cuda_error& e) {
-      if (!cuda_unusable_here(e.code())) throw;
-    }
+    refuse_capture(stream, what, uncapturable_reason(reason), instead);
   }
 }
 
