@@ -739,3 +739,24 @@ TEST_CASE("copy_if refuses under capture, leaving the output, its storage and th
   CHECK(coalesce::copy_if(v, out, cell_below{2048}) == expected.size());
   check_bodies(out.to_vector(), expected, "the output of copy_if outside the capture");
 }
+
+TEST_CASE("to_soa refuses under capture, naming copy_aos_to_soa, and leaves the capture as it was") {
+  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
+  const std::size_t n = 10007;
+  const owned_stream stream;
+  const coalesce::pool_resource on_stream(stream.get());
+  auto model = bodies(n);
+  ct::device_buffer<Body> aos(model);
+  coalesce::soa_vector<Body> v(model, on_stream);
+  ct::check_sync("uploads");
+
+  check_refused(stream.get(), "coalesce::to_soa", {"captured", "copy_aos_to_soa"},
+                [&] { coalesce::for_each(v, rehash_body{}); },
+                [&] { (void)coalesce::to_soa(static_cast<const Body*>(aos.data()), n, on_stream); });
+  rehash_all(model);
+  rehash_all(model);
+  check_bodies(v.to_vector(), model, "the vector the capture's other work updated");
+  // Outside the capture it converts, as before.
+  const auto converted = coalesce::to_soa(static_cast<const Body*>(aos.data()), n, on_stream);
+  check_bodies(converted.to_vector(), bodies(n), "to_soa outside the capture");
+}
