@@ -19,6 +19,7 @@
 #include <coalesce/detail/view_adapter_base.hpp>
 #include <coalesce/detail/view_declarations.hpp>
 #include <coalesce/detail/view_walks.hpp>
+#include <coalesce/detail/zip_columns.hpp>
 #include <coalesce/error.hpp>
 #include <coalesce/soa.hpp>
 
@@ -228,13 +229,17 @@ void for_each(T* data, std::size_t size, F f, cudaStream_t stream = 0) {
 // --- transform -----------------------------------------------------------------------------
 
 // Writes out[i] = f(in[i]) on the device for every element, asynchronously on `stream`. `in` and
-// `out` are views of the same shape - `in` a soa_view, pitched_view or cuda::std::span, `out` a
-// pitched_view or span (a soa_view of particles into a span of energies). f receives what in[i] is (for a soa_view,
-// the const named-field proxy) and returns the output's value type. Every column moves as 16-byte
-// vectors where alignment allows; inputs are read through the non-coherent (read-only) path
-// unless they overlap the output. out may be in itself (in place); other overlap is undefined.
-// Throws std::invalid_argument if the shapes differ or a pitched view's pitch is not a whole number
-// of elements, coalesce::cuda_error if the launch fails.
+// `out` are views of the same shape: a soa_view, pitched_view or cuda::std::span each (a soa_view
+// of particles into a span of energies, a span into a soa_view), or for `in` several of them as
+// coalesce::inputs(a, b, ...), f then taking one element of each. f receives what in[i] is (for a
+// soa_view, the const named-field proxy) and returns the output's value type; into a soa_view,
+// f returns the whole element and every column is stored (none is loaded). Every column moves
+// as 16-byte vectors where alignment allows; inputs are read through the non-coherent
+// (read-only) path unless they overlap the output. An input may be the output itself, or one of
+// its columns (in place: each element is read before it is written, by the same thread); any
+// other overlap is refused. Throws std::invalid_argument, before launching anything, if the
+// shapes differ, an input overlaps the output without being it, or a pitched view's pitch is not
+// a whole number of elements; coalesce::cuda_error if the launch fails.
 template <class In, class Out, class F>
 void transform(In in, Out out, F f, cudaStream_t stream = 0) {
   if constexpr (detail::has_view_adapter<In>::value || detail::has_view_adapter<Out>::value) {
@@ -252,6 +257,15 @@ void transform(In in, Out out, F f, cudaStream_t stream = 0) {
                               out_walk::columns(out), in_walk::rows(in), in_walk::cols(in), in_walk::walk_cols(in),
                               out_walk::walk_cols(out), f, stream);
   }
+}
+
+// The same over coalesce::inputs(a, b, ...) (<coalesce/inputs.hpp>): out[i] = f(a[i], b[i], ...),
+// every input of out's shape, on the first input container's stream when the list has one (else
+// stream 0). An input that is the output, or one of its columns, is in place; any other overlap
+// of an input with the output throws std::invalid_argument, as for one input.
+template <class... Views, class Out, class F>
+void transform(const input_list<Views...>& in, Out out, F f) {
+  transform(in, out, f, in.has_stream ? in.stream : cudaStream_t{});
 }
 
 // transform over `size` elements at `in` into `out` (device memory).

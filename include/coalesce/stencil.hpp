@@ -21,6 +21,7 @@
 #include <coalesce/detail/launch.hpp>
 #include <coalesce/detail/vector_access.hpp>
 #include <coalesce/error.hpp>
+#include <coalesce/inputs.hpp>
 #include <coalesce/pitched_matrix.hpp>
 #include <coalesce/pitched_volume.hpp>
 
@@ -102,77 +103,10 @@ class volume_neighbourhood {
   int row_stride_;
 };
 
-// Several inputs of one shape for one stencil: f then takes one neighbourhood per input, in
-// order. Made by coalesce::inputs.
+// Several inputs of one shape for one stencil (coalesce::inputs, <coalesce/inputs.hpp>): f then
+// takes one neighbourhood per input, in order.
 template <class... Views>
-struct stencil_inputs {
-  cuda::std::tuple<Views...> views;
-  cudaStream_t stream = 0;   // the first container's, when one was given
-  bool has_stream = false;
-};
-
-namespace detail {
-
-template <class T>
-struct stencil_input_of {  // anything else: refused by stencil's checks
-  using type = T;
-  static type view(const T& v) { return v; }
-  static constexpr bool is_container = false;
-};
-// A view is read as a view of const elements; a container as its const view, and it brings its
-// stream.
-template <class View, class ConstView>
-struct view_input {
-  using type = ConstView;
-  static type view(const View& v) { return v; }
-  static constexpr bool is_container = false;
-};
-template <class Container, class ConstView>
-struct container_input {
-  using type = ConstView;
-  static type view(const Container& c) { return c.const_view(); }
-  static constexpr bool is_container = true;
-};
-template <class T, class S>
-struct stencil_input_of<pitched_view<T, S>> : view_input<pitched_view<T, S>, pitched_view<const T, S>> {};
-template <class T, class S, class P, class R>
-struct stencil_input_of<pitched_matrix<T, S, P, R>> : container_input<pitched_matrix<T, S, P, R>, pitched_view<const T, S>> {};
-template <class T, class S>
-struct stencil_input_of<pitched_volume_view<T, S>> : view_input<pitched_volume_view<T, S>, pitched_volume_view<const T, S>> {};
-template <class T, class S, class P, class R>
-struct stencil_input_of<pitched_volume<T, S, P, R>>
-    : container_input<pitched_volume<T, S, P, R>, pitched_volume_view<const T, S>> {};
-
-template <class T>
-cudaStream_t stream_or(const T& input, cudaStream_t otherwise) {
-  if constexpr (stencil_input_of<T>::is_container) return input.stream();
-  else return otherwise;
-}
-
-}  // namespace detail
-
-// The inputs of a stencil with several: pitched_views or pitched_matrices of one shape (a matrix
-// also brings its stream, used when the output is a view).
-template <class... Inputs>
-auto inputs(const Inputs&... in) {
-  static_assert(sizeof...(Inputs) >= 1, "coalesce::inputs: name at least one input");
-  stencil_inputs<typename detail::stencil_input_of<Inputs>::type...> list{
-      cuda::std::tuple<typename detail::stencil_input_of<Inputs>::type...>(detail::stencil_input_of<Inputs>::view(in)...)};
-  cudaStream_t stream = 0;
-  bool found = false;
-  const auto first_container = [&](const auto& input) {
-    using I = std::decay_t<decltype(input)>;
-    if constexpr (detail::stencil_input_of<I>::is_container)
-      if (!found) {
-        stream = input.stream();
-        found = true;
-      }
-  };
-  (first_container(in), ...);
-  list.stream = stream;
-  list.has_stream = found;
-  return list;
-}
+using stencil_inputs = input_list<Views...>;
 
 namespace detail {
 
@@ -865,6 +799,11 @@ constexpr bool inputs_of_rank(const stencil_inputs<Views...>*) {
   return ((is_volume_view_v<Views> == Volume) && ...);
 }
 
+template <std::size_t... I, class... Views>
+cuda::std::tuple<Views...> as_tuple(const value_pack_of<std::index_sequence<I...>, Views...>& views) {
+  return cuda::std::tuple<Views...>(slot<I>(views)...);
+}
+
 template <int R, class Policy, class Out, class F, class... Views>
 void stencil_checked(const Policy& policy, const stencil_inputs<Views...>& in, Out& out, const F& f, const cudaStream_t* stream) {
   static_assert(is_boundary_policy_v<Policy>,
@@ -891,7 +830,7 @@ void stencil_checked(const Policy& policy, const stencil_inputs<Views...>& in, O
                   "coalesce::stencil: the output is in host_space, which the GPU cannot write; use a device matrix");
     if constexpr (same_rank && writable && output::device && is_boundary_policy_v<Policy> && R >= 1 && R <= 8) {
       const cudaStream_t s = stream ? *stream : output::stream(out, in.has_stream ? in.stream : cudaStream_t{});
-      launch_stencil<R>(policy, in.views, output::view(out), f, s);
+      launch_stencil<R>(policy, as_tuple(in.views), output::view(out), f, s);
     }
   }
 }

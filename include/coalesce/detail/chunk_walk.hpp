@@ -280,7 +280,7 @@ struct strided_column {
     std::memcpy(out, chunk.value, sizeof(out));
   }
   template <unsigned N>
-  COALESCE_DEVICE COALESCE_FORCEINLINE void store(grid_position p, const value_type (&in)[N]) const {
+  COALESCE_DEVICE COALESCE_FORCEINLINE void store(grid_position p, const value_type (&in)[N], unsigned = 0) const {
     vector_chunk<value_type, N> chunk;
     std::memcpy(chunk.value, in, sizeof(in));
     store_chunk(reinterpret_cast<vector_chunk<value_type, N>*>(&at(p)), chunk);
@@ -386,6 +386,21 @@ COALESCE_HOST_DEVICE constexpr bool takes_element() {
   return ok;
 }
 
+// f on the element(s) of one position: f(element) for the columns of one view, f(element of each
+// input...) for the columns of coalesce::inputs (zip_columns).
+template <class Columns, class = void>
+struct spreads_arguments : std::false_type {};
+template <class Columns>
+struct spreads_arguments<Columns, std::enable_if_t<Columns::spreads_arguments>> : std::true_type {};
+template <class Columns, class F, class V>
+COALESCE_DEVICE COALESCE_FORCEINLINE decltype(auto) call_on_element(const F& f, const V& v) {
+  if constexpr (spreads_arguments<Columns>::value) {
+    return Columns::call(f, v);
+  } else {
+    return f(Columns::element(v));
+  }
+}
+
 // for_each: load, f on copies in registers, store what changed.
 template <class Columns, class F>
 struct update_in_place {
@@ -465,35 +480,43 @@ struct map_columns {
 #pragma unroll
     for (unsigned k = 0; k < N; ++k) {
       if (in.live(at, k)) {
-        y[k] = f(In::element(static_cast<const typename In::value_type&>(x[k])));
+        y[k] = call_on_element<In>(f, static_cast<const typename In::value_type&>(x[k]));
       } else {
         std::memset(&y[k], 0, sizeof y[k]);  // owned padding keeps its zero bytes
       }
     }
-    out.template store<N>(at, y);
+    out.template store<N>(at, y, lanes);
   }
   COALESCE_DETAIL_EXEC_CHECK_DISABLE
   COALESCE_DEVICE COALESCE_FORCEINLINE void one(grid_position p) const {
     if (!in.live(p, 0)) return;
     typename In::value_type x;
     in.load_one(p, x);
-    out.store_one(p, f(In::element(static_cast<const typename In::value_type&>(x))));
+    out.store_one(p, call_on_element<In>(f, static_cast<const typename In::value_type&>(x)));
   }
 };
 
-// Host side: does any memory of `a` overlap any of `b` over a rows x cols walk? (Then the
-// input of a transform cannot take the non-coherent path: the kernel writes it.)
+// Host side: how the memory of `a` meets that of `b` over a rows x cols walk: not at all; only as
+// the very same ranges (an input that is the output, or one of its columns: in place, each
+// element read before it is written by the same thread); or otherwise, where what an element
+// reads would depend on the order the threads run in. An input that meets the output cannot take
+// the non-coherent path: the kernel writes it.
+enum class overlap { none, in_place, partial };
 template <class A, class B>
-bool columns_overlap(const A& a, const B& b, std::size_t rows, std::size_t cols) {
-  bool overlap = false;
+overlap columns_overlap(const A& a, const B& b, std::size_t rows, std::size_t cols) {
+  overlap found = overlap::none;
   a.visit_ranges(rows, cols, [&](const void* a_first, const void* a_last) {
     b.visit_ranges(rows, cols, [&](const void* b_first, const void* b_last) {
       const auto x = reinterpret_cast<std::uintptr_t>(a_first), x_end = reinterpret_cast<std::uintptr_t>(a_last);
       const auto y = reinterpret_cast<std::uintptr_t>(b_first), y_end = reinterpret_cast<std::uintptr_t>(b_last);
-      overlap = overlap || (x < y_end && y < x_end);
+      if (x < y_end && y < x_end) {
+        const bool same = x == y && x_end == y_end;
+        if (!same) found = overlap::partial;
+        else if (found == overlap::none) found = overlap::in_place;
+      }
     });
   });
-  return overlap;
+  return found;
 }
 
 }  // namespace coalesce::detail

@@ -46,7 +46,7 @@ struct fold_elements {
   using value_type = typename Columns::value_type;
 
   COALESCE_DETAIL_EXEC_CHECK_DISABLE
-  COALESCE_DEVICE COALESCE_FORCEINLINE T of(const value_type& v) const { return static_cast<T>(f(Columns::element(v))); }
+  COALESCE_DEVICE COALESCE_FORCEINLINE T of(const value_type& v) const { return static_cast<T>(call_on_element<Columns>(f, v)); }
   template <unsigned N>
   COALESCE_DEVICE COALESCE_FORCEINLINE T of_chunk(const value_type (&v)[N]) const {
     T x = of(v[0]);

@@ -34,5 +34,8 @@ template <class T, class Space>
 class pitched_volume_view;
 template <class T, class Space, class PitchPolicy, class Resource>
 class pitched_volume;
+// Defined in <coalesce/inputs.hpp>: what coalesce::inputs(a, b, ...) makes.
+template <class... Views>
+struct input_list;
 
 }  // namespace coalesce

@@ -99,6 +99,14 @@ struct soa_columns {
     store_changed_leaves(p.col, before, after, field_indices{});
   }
   COALESCE_DEVICE COALESCE_FORCEINLINE static constexpr bool live(grid_position, unsigned) { return true; }
+  // As transform's output: every column stored, none loaded.
+  template <unsigned N>
+  COALESCE_DEVICE COALESCE_FORCEINLINE void store(grid_position p, const value_type (&in)[N], unsigned lanes) const {
+    store_fields<N>(p.col, in, lanes, field_indices{});
+  }
+  COALESCE_DEVICE COALESCE_FORCEINLINE void store_one(grid_position p, const value_type& value) const {
+    store_leaves(p.col, value, field_indices{});
+  }
 
   // Host side: chunks of N must start at the same element in every column.
   template <unsigned N>
@@ -195,6 +203,34 @@ struct soa_columns {
             }
           } else if (changed) {
             store_chunk(chunk_at<N, I>(first), new_chunk);
+          }
+        }(),
+        ...);
+  }
+
+  template <std::size_t... I>
+  COALESCE_DEVICE COALESCE_FORCEINLINE void store_leaves(std::size_t i, const value_type& value, std::index_sequence<I...>) const {
+    ((view.template leaf_column<I>()[i] = struct_leaf<I>(value)), ...);
+  }
+  template <unsigned N, std::size_t... I>
+  COALESCE_DEVICE COALESCE_FORCEINLINE void store_fields(std::size_t first, const value_type (&in)[N], unsigned lanes,
+                                                         std::index_sequence<I...>) const {
+    (
+        [&] {
+          chunk_of<N, I> chunk;
+#pragma unroll
+          for (unsigned k = 0; k < N; ++k) chunk.value[k] = struct_leaf<I>(in[k]);
+          if constexpr (staged_field<N, I>) {
+            const unsigned lane = threadIdx.x % 32, count = __popc(lanes);
+            chunk_of<N, I>* slots = warp_slots<N, I>();
+            constexpr unsigned words = sizeof(chunk_of<N, I>) / 16;
+            __syncwarp(lanes);  // every lane has copied out the previous chunk
+            slots[lane] = chunk;
+            __syncwarp(lanes);
+            warp_copy<words, false>(reinterpret_cast<uint4*>(chunk_at<N, I>(first) - lane),
+                                    reinterpret_cast<const uint4*>(slots), lane, count);
+          } else {
+            store_chunk(chunk_at<N, I>(first), chunk);
           }
         }(),
         ...);
@@ -409,11 +445,7 @@ constexpr bool transform_views_ok_checked() {
                   "GPU cannot read it: copy it into a device container and pass that one's view()");
     constexpr bool writable = !std::is_const_v<typename Out::element_type>;
     static_assert(!device || writable, "coalesce::transform: the output view must be writable");
-    constexpr bool not_soa = !is_soa_view_v<Out>;
-    static_assert(!device || !writable || not_soa,
-                  "coalesce::transform: a soa_view output is not supported yet; write to a cuda::std::span or a "
-                  "pitched_view, or update the soa_view in place with coalesce::for_each");
-    return device && writable && not_soa;
+    return device && writable;
   }
   return false;
 }
@@ -472,7 +504,12 @@ template <class In, class Out, class F>
 void map_columns_into(const In& in, const Out& out, std::size_t rows, std::size_t cols, const F& f, cudaStream_t stream) {
   constexpr unsigned n = In::chunk_elements < Out::chunk_elements ? In::chunk_elements : Out::chunk_elements;
   constexpr const char* what = "coalesce::transform kernel launch";
-  if (columns_overlap(in, out, rows, cols))
+  const overlap met = columns_overlap(in, out, rows, cols);
+  if (met == overlap::partial)
+    throw std::invalid_argument(
+        "coalesce::transform: an input overlaps the output without being the same elements (in place), so what an "
+        "element reads would depend on the order the threads run in; write to other memory");
+  if (met == overlap::in_place)
     launch_columns<n>(rows, cols, map_columns<In, Out, F, false>{in, out, f}, stream, what, in, out);
   else
     launch_columns<n>(rows, cols, map_columns<In, Out, F, true>{in, out, f}, stream, what, in, out);
