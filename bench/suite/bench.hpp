@@ -110,5 +110,6 @@ void temporaries(runner& r);  // temporaries.cu
 void reductions(runner& r);   // reductions.cu
 void stencils(runner& r);     // stencils.cu
 void compaction_and_reordering(runner& r);  // reorder.cu
+void babelstream(runner& r);  // babelstream.cu
 
 }  // namespace bench

@@ -34,7 +34,7 @@ const group groups[] = {
     {"rows", bench::pitched_vs_dense},       {"transpose", bench::transpose_ladder},
     {"fallbacks", bench::fallbacks},         {"temporaries", bench::temporaries},
     {"reductions", bench::reductions},       {"stencils", bench::stencils},
-    {"reorder", bench::compaction_and_reordering},
+    {"reorder", bench::compaction_and_reordering}, {"babelstream", bench::babelstream},
 };
 
 int usage(const char* program) {

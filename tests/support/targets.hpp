@@ -25,6 +25,9 @@ inline constexpr double transpose_of_peak = 0.75;
 // 3.2 GB (git show a18c05b:docs/bench/coalesce-bench.txt, NVIDIA H200, CUDA 13.0).
 inline constexpr double reduction_of_peak = 0.90;
 inline constexpr double reduction_of_peak_one_launch = 0.80;
+// BabelStream's Copy, Mul, Add, Triad and Nstream over 2^28 doubles or floats (2-6 GiB), and one
+// input into two outputs: the floor the issue sets for the group, as for the one-column rows.
+inline constexpr double babelstream_of_peak = 0.80;
 
 // coalesce::stencil on pitched floats, as a share of a cudaMemcpy of the same bytes (one read of
 // the input, one write of the output) in the same run: radius 1 (5- and 9-point) and radius 2
