@@ -1,6 +1,7 @@
 // coalesce: what a stencil reads beyond the edge of a matrix. Four policies, passed by value to
 // coalesce::stencil: clamp (the nearest edge element), periodic (wrap around), constant(v) (the
-// value v), and interior (outputs whose neighbourhood leaves the matrix are not written). The
+// value v), and interior (outputs whose neighbourhood leaves the matrix are not written; a shape
+// with none inside, an extent of 2R or less, is refused by stencil). The
 // index arithmetic is plain constexpr code, for host and device, so it is tested with no GPU.
 #pragma once
 

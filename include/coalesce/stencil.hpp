@@ -635,9 +635,17 @@ bool stencil_operands_ready(const Inputs& in, const OutView& out) {
                                 ": an input overlaps the output, so neighbours would be read after they were written; "
                                 "write into another matrix or volume (swap the two each step)");
   if (out.empty()) return false;
-  if constexpr (is_interior_v<Policy>)
+  if constexpr (is_interior_v<Policy>) {
+    // No element is interior: the call would write nothing at all, which is never what a caller
+    // of a stencil means (a 1 x n matrix as a 1D array, a volume one plane thick).
     for (const std::size_t extent : shape)
-      if (extent <= 2 * std::size_t(R)) return false;  // no element is interior
+      if (extent <= 2 * std::size_t(R))
+        throw std::invalid_argument(std::string(what) + "<" + std::to_string(R) + "> under coalesce::interior: the output is " +
+                                    shape_text(shape) + " elements, and no element has its whole radius-" + std::to_string(R) +
+                                    " neighbourhood inside (that takes more than " + std::to_string(2 * R) +
+                                    " along every axis), so nothing would be written; use coalesce::clamp, periodic or "
+                                    "constant(v) on a shape this small");
+  }
   cuda::std::apply([&](const auto&... v) { (require_device_memory(v.data(), "coalesce::stencil (input)"), ...); }, in);
   require_device_memory(out.data(), "coalesce::stencil (output)");
   throw_if_earlier_error(what);
@@ -870,9 +878,10 @@ const stencil_inputs<Views...>& as_stencil_inputs(const stencil_inputs<Views...>
 // different sizes, rows not 16-byte aligned, R wider than a thread's vector) take a walk of one
 // element per thread, correct and coalesced but slower.
 //
-// Throws std::invalid_argument if the shapes differ or an input overlaps the output (in place is
-// not possible: neighbours would be read after being written), coalesce::cuda_error if the
-// launch fails.
+// Throws std::invalid_argument if the shapes differ, an input overlaps the output (in place is
+// not possible: neighbours would be read after being written), or, under interior, an extent of
+// the output is 2R or less (no element would be written); coalesce::cuda_error if the launch
+// fails. All before anything is launched.
 template <int R, class Policy, class In, class Out, class F, std::enable_if_t<is_boundary_policy_v<Policy>, int> = 0>
 void stencil(const Policy& policy, const In& in, Out&& out, F f) {
   detail::stencil_checked<R>(policy, detail::as_stencil_inputs(in), out, f, nullptr);

@@ -15,10 +15,12 @@
 #include "stencils.hpp"
 #include "targets.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace ct = coalesce::testing;
@@ -50,13 +52,38 @@ ct::counter_profiler& profiler() {
   return instance;
 }
 
+// Calls `call`, which must throw std::invalid_argument naming interior and `shape`.
+template <class Call>
+void check_refused_as_too_small(const Call& call, const std::string& shape) {
+  try {
+    call();
+    FAIL("a stencil under interior on " << shape << " elements did not throw");
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    INFO(what);
+    CHECK(what.find("coalesce::interior") != std::string::npos);
+    CHECK(what.find("the output is " + shape + " elements") != std::string::npos);
+  }
+}
+
 // Runs shape S under `policy` on a rows x cols matrix of random floats and compares every element
-// with the host reference.
+// with the host reference (under interior on a shape with no interior element: the refusal).
 template <class Shape, class Policy>
 void check_shape(const Policy& policy, std::size_t rows, std::size_t cols, const char* policy_name) {
   INFO(policy_name << ", radius " << Shape::radius << ", " << rows << " x " << cols);
   const auto values = ct::random_values<float>(rows * cols);
   pitched_matrix<float> in(values, rows, cols), out(rows, cols, untouched);
+  if constexpr (std::is_same_v<Policy, coalesce::interior_t>) {
+    if (rows <= std::size_t(2 * Shape::radius) || cols <= std::size_t(2 * Shape::radius)) {
+      // No element is interior: refused, naming the shape and the policy, and nothing written.
+      check_refused_as_too_small(
+          [&] { coalesce::stencil<Shape::radius>(policy, in, out, [] __device__(auto n) { return Shape{}(n); }); },
+          std::to_string(rows) + " x " + std::to_string(cols));
+      const auto result = out.to_vector();
+      CHECK(std::count(result.begin(), result.end(), untouched) == std::ptrdiff_t(result.size()));
+      return;
+    }
+  }
   coalesce::stencil<Shape::radius>(policy, in, out, [] __device__(auto n) { return Shape{}(n); });
   std::vector<float> expected(rows * cols, untouched);
   reference_stencil<Shape::radius>(policy, rows, cols, expected, Shape{}, values);
@@ -358,6 +385,17 @@ void check_volume_shape(const Policy& policy, std::size_t depth, std::size_t row
   INFO(policy_name << ", radius " << Shape::radius << ", " << depth << " x " << rows << " x " << cols);
   const auto values = ct::random_values<float>(depth * rows * cols);
   pitched_volume<float> in(values, depth, rows, cols), out(depth, rows, cols, untouched);
+  if constexpr (std::is_same_v<Policy, coalesce::interior_t>) {
+    constexpr std::size_t reach = 2 * Shape::radius;
+    if (depth <= reach || rows <= reach || cols <= reach) {
+      check_refused_as_too_small(
+          [&] { coalesce::stencil<Shape::radius>(policy, in, out, [] __device__(auto n) { return Shape{}(n); }); },
+          std::to_string(depth) + " x " + std::to_string(rows) + " x " + std::to_string(cols));
+      const auto result = out.to_vector();
+      CHECK(std::count(result.begin(), result.end(), untouched) == std::ptrdiff_t(result.size()));
+      return;
+    }
+  }
   coalesce::stencil<Shape::radius>(policy, in, out, [] __device__(auto n) { return Shape{}(n); });
   std::vector<float> expected(depth * rows * cols, untouched);
   reference_volume_stencil<Shape::radius>(policy, depth, rows, cols, expected, Shape{}, values);
