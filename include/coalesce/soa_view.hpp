@@ -176,7 +176,26 @@ class soa_view {
   COALESCE_HOST_DEVICE iterator begin() const { return iterator(*this, 0); }
   COALESCE_HOST_DEVICE iterator end() const { return iterator(*this, size_); }
 
+  // Elements [first, first + count) as a view of their own: the same columns, each `first`
+  // elements on, as cuda::std::span::subspan. An algorithm handed it walks only that range (its
+  // columns are then not 256-byte aligned at element 0; the walks align chunks with a head).
+  // Precondition: first + count <= size() (checked under COALESCE_DEBUG).
+  COALESCE_HOST_DEVICE soa_view subview(std::size_t first, std::size_t count) const {
+    COALESCE_ASSERT(first <= size_ && count <= size_ - first, "coalesce::soa_view::subview: range out of bounds");
+    return soa_view(columns_from(first, std::make_index_sequence<leaf_count>{}), count);
+  }
+  // Elements [first, size()).
+  COALESCE_HOST_DEVICE soa_view subview(std::size_t first) const {
+    COALESCE_ASSERT(first <= size_, "coalesce::soa_view::subview: first beyond the end");
+    return subview(first, size_ - first);
+  }
+
  private:
+  template <std::size_t... L>
+  COALESCE_HOST_DEVICE column_pointers columns_from(std::size_t first, std::index_sequence<L...>) const {
+    return column_pointers{{leaf_column<L>() + first...}};
+  }
+
   // The leaves of element i: column L at i.
   struct leaves_at {
     const soa_view& view;

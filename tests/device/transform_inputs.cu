@@ -250,3 +250,30 @@ TEST_CASE("transform of two inputs loads the two and stores the one; into a soa_
   CHECK(three_out.global_load_sectors() == Approx(2 * column_sectors).epsilon(0.001));
   CHECK(three_out.global_store_sectors() == Approx(3 * column_sectors).epsilon(0.001));
 }
+
+TEST_CASE("for_each and transform over a subview touch exactly its elements, its columns offset from their alignment") {
+  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
+  const std::size_t n = 100003, first = 3, count = n - 8;
+  const auto a = whole_numbers(n, 17), b = whole_numbers(n, 18);
+  std::vector<Stream3> rows(n);
+  for (std::size_t i = 0; i < n; ++i) rows[i] = Stream3{a[i], b[i], 0.0};
+  coalesce::soa_vector<Stream3> v(rows);
+  const auto part = v.view().subview(first, count);
+  coalesce::for_each(part, [] __device__(auto&& e) { e.c = e.a - e.b; });
+  ct::device_buffer<double> out(n);
+  out.poison();
+  coalesce::transform(coalesce::inputs(part, coalesce::column_span<&Stream3::b>(part)),
+                      cuda::std::span<double>(out.data() + first, count),
+                      [] __device__(coalesce::soa_reference_t<const Stream3> e, double bb) { return e.c * 2 + bb; });
+  const auto got = v.to_vector();
+  const auto written = out.download();
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const bool inside = i >= first && i < first + count;
+    const double c = inside ? a[i] - b[i] : 0.0;
+    wrong += got[i].c != c || got[i].a != a[i] || got[i].b != b[i];
+    if (inside) wrong += written[i] != c * 2 + b[i];
+    else wrong += !(written[i] != written[i]);  // still the poison (a NaN)
+  }
+  CHECK(wrong == 0);
+}

@@ -155,6 +155,37 @@ TEST_CASE("view[i] gathers to T, scatters from T, and get<I> reaches one column"
   static_assert(std::is_same_v<soa_vector<Mixed>::view_type, coalesce::soa_view<Mixed, coalesce::device_space>>);
 }
 
+TEST_CASE("subview(first, count) is elements first .. first + count - 1 of every column, writable and read-only") {
+  std::vector<Mixed> rows(37);
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    rows[i] = Mixed{double(i), std::int8_t(i), float(i) / 2, std::int16_t(-std::int16_t(i))};
+  host_soa<Mixed> v(rows);
+  const auto view = v.view();
+  for (const auto& [first, count] : {std::pair<std::size_t, std::size_t>{0, 37}, {1, 35}, {5, 0}, {36, 1}, {37, 0}}) {
+    INFO("subview(" << first << ", " << count << ")");
+    const auto part = view.subview(first, count);
+    REQUIRE(part.size() == count);
+    // Every column moves on by `first` of its own elements.
+    CHECK(address(part.column<0>()) == address(view.column<0>()) + first * sizeof(double));
+    CHECK(address(part.column<1>()) == address(view.column<1>()) + first * sizeof(std::int8_t));
+    CHECK(address(part.column<2>()) == address(view.column<2>()) + first * sizeof(float));
+    CHECK(address(part.column<3>()) == address(view.column<3>()) + first * sizeof(std::int16_t));
+    for (std::size_t i = 0; i < count; ++i) {
+      const Mixed m = part[i];
+      CHECK(m.d == double(first + i));
+      CHECK(m.s == -std::int16_t(first + i));
+    }
+    CHECK(view.subview(first).size() == 37 - first);
+  }
+  // Writes through a subview land in the vector; a read-only view's subview is read-only.
+  view.subview(10, 3)[1] = Mixed{-1.0, -1, -1.0f, -1};
+  CHECK(static_cast<Mixed>(view[11]).d == -1.0);
+  CHECK(static_cast<Mixed>(view[10]).d == 10.0);
+  const coalesce::soa_view<const Mixed, host_space> read_only = view;
+  static_assert(std::is_same_v<decltype(read_only.subview(1, 2)), coalesce::soa_view<const Mixed, host_space>>);
+  CHECK(coalesce::get<0>(read_only.subview(11, 1)[0]) == -1.0);
+}
+
 TEST_CASE("after COALESCE_FIELDS, view[i].x is a reference into the x column") {
   host_soa<Particle> v(some_particles(4));
   auto view = v.view();
