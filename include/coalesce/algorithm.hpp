@@ -279,6 +279,70 @@ void transform(const T* in, std::size_t size, U* out, F f, cudaStream_t stream =
   }
 }
 
+// --- fill ------------------------------------------------------------------------------------
+
+namespace detail {
+
+// fill's walk: every element of the walk gets `value`; nothing is loaded.
+template <class Out>
+struct store_value {
+  Out out;
+  typename Out::value_type value;
+  template <unsigned N>
+  static constexpr bool warp_cooperative = Out::template warp_staged<N>;
+
+  template <unsigned N>
+  COALESCE_DEVICE COALESCE_FORCEINLINE void run(grid_position at, unsigned lanes) const {
+    typename Out::value_type y[N];
+#pragma unroll
+    for (unsigned k = 0; k < N; ++k) y[k] = value;
+    out.template store<N>(at, y, lanes);
+  }
+  COALESCE_DEVICE COALESCE_FORCEINLINE void one(grid_position p) const { out.store_one(p, value); }
+};
+
+template <class View>
+constexpr bool fill_view_ok() {
+  constexpr bool known = view_space<View>::known;
+  static_assert(known,
+                "coalesce::fill: the view must be a soa_view, a pitched_view, a pitched_volume_view or a "
+                "cuda::std::span of device memory, or a device soa_vector, pitched_matrix or pitched_volume");
+  if constexpr (known) {
+    constexpr bool device = std::is_same_v<typename view_space<View>::type, device_space>;
+    static_assert(device,
+                  "coalesce::fill: the view is of host memory, which the GPU cannot write; fill a device container");
+    constexpr bool writable = !std::is_const_v<typename View::element_type>;
+    static_assert(!device || writable, "coalesce::fill: the view is read-only (a view of const T)");
+    return device && writable;
+  }
+  return false;
+}
+
+}  // namespace detail
+
+// Sets every element of `view` to `value` on the device, asynchronously on `stream`: one kernel
+// that stores every column in 16-byte vectors and loads nothing, so a CUDA graph capture records
+// it (unlike a container's own fill, which copies the value from pageable host memory).
+// fill(view, T{}) zeroes. `view` is a soa_view, pitched_view, pitched_volume_view or
+// cuda::std::span of device memory; a device soa_vector, pitched_matrix or pitched_volume is filled
+// on its stream (the overloads after this one). A pitched view's padding is not written.
+template <class View, class T>
+void fill(View view, const T& value, cudaStream_t stream = 0) {
+  if constexpr (detail::has_view_adapter<View>::value) {
+    fill(detail::as_walkable(view), value, stream);  // a volume's rows, an mdspan
+  } else if constexpr (detail::mdspans_adapted<View>() && detail::fill_view_ok<View>()) {
+    using walk = detail::walk_of<View>;
+    const std::size_t rows = walk::rows(view), cols = walk::cols(view);
+    if (rows == 0 || cols == 0) return;
+    const auto columns = walk::columns(view);
+    using columns_type = std::remove_const_t<decltype(columns)>;
+    detail::require_device_columns(columns, rows, cols, "coalesce::fill");
+    detail::launch_columns<columns_type::chunk_elements>(
+        rows, cols, detail::store_value<columns_type>{columns, typename columns_type::value_type(value)}, stream,
+        "coalesce::fill kernel launch", columns);
+  }
+}
+
 // --- volumes -----------------------------------------------------------------------------------
 //
 // A pitched_volume_view is walked as its rows (view_adapter in pitched_volume.hpp): for_each and

@@ -1,4 +1,5 @@
-// The small things a new user reaches for first (issue 32, point 6): the standard function
+// The small things a new user reaches for first (issue 32, point 6): coalesce::fill, asynchronous
+// and capturable, for views and every device container; the standard function
 // objects (std::plus<> and kin) as the operation of transform_reduce and of the four scans;
 // device_value<T>, which receives a reduction's result in device memory and hands it to the host
 // when asked, also from a CUDA graph replayed with new data; and what for_each's f may do with
@@ -9,6 +10,7 @@
 #include <coalesce/device_value.hpp>
 #include <coalesce/memory.hpp>
 #include <coalesce/pitched_matrix.hpp>
+#include <coalesce/pitched_volume.hpp>
 #include <coalesce/reduce.hpp>
 #include <coalesce/scan.hpp>
 #include <coalesce/soa.hpp>
@@ -18,6 +20,7 @@
 
 #include <cuda/std/span>
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -379,4 +382,74 @@ TEST_CASE("for_each over a pitched_matrix calls f once per element, never on the
   CHECK(got.calls == rows * cols);
   CHECK(got.sum == sum);
   CHECK(m.to_vector() == dense);  // f only read its element: nothing was stored
+}
+
+TEST_CASE("coalesce::fill sets every element of a soa_vector, a pitched_matrix, a volume and a subspan, and nothing else") {
+  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
+  for (const std::size_t n : {std::size_t(1), std::size_t(7), std::size_t(100003)}) {
+    coalesce::soa_vector<Cell> cells(random_cells(n, 11));
+    coalesce::fill(cells, Cell{-3, 17, 41});
+    const auto got = cells.to_vector();
+    const auto wrong = std::count_if(got.begin(), got.end(), [](const Cell& c) { return c.index != -3 || c.bin != 17 || c.weight != 41; });
+    INFO("n = " << n);
+    CHECK(wrong == 0);
+  }
+  // A matrix whose rows end inside a 128-byte line (padding after each), and a volume.
+  coalesce::pitched_matrix<std::int32_t> m(37, 1001);
+  coalesce::fill(m, std::int32_t(-7));
+  auto values = m.to_vector();
+  CHECK(std::count(values.begin(), values.end(), -7) == std::ptrdiff_t(values.size()));
+  coalesce::fill(m.view().block(3, 5, 10, 20), std::int32_t(9));  // a block: only it changes
+  values = m.to_vector();
+  std::size_t wrong = 0;
+  for (std::size_t r = 0; r < 37; ++r)
+    for (std::size_t c = 0; c < 1001; ++c) {
+      const bool inside = r >= 3 && r < 13 && c >= 5 && c < 25;
+      wrong += values[r * 1001 + c] != (inside ? 9 : -7);
+    }
+  CHECK(wrong == 0);
+  coalesce::pitched_volume<float> volume(3, 9, 130);
+  coalesce::fill(volume, 2.5f);
+  const auto cube = volume.to_vector();
+  CHECK(std::count(cube.begin(), cube.end(), 2.5f) == std::ptrdiff_t(cube.size()));
+  // Zero is fill with T{}; a subspan leaves the elements around it alone.
+  std::vector<std::int32_t> ones(1000, 1);
+  ct::device_buffer<std::int32_t> buffer(ones);
+  coalesce::fill(cuda::std::span<std::int32_t>(buffer.data() + 1, 997), std::int32_t{});
+  ct::check_sync("filling a subspan");
+  const auto around = buffer.download();
+  CHECK(around[0] == 1);
+  CHECK(around[998] == 1);
+  CHECK(around[999] == 1);
+  CHECK(std::count(around.begin() + 1, around.begin() + 998, 0) == 997);
+}
+
+TEST_CASE("coalesce::fill captured into a graph sets the vector at each of ten replays, between which the program changes it") {
+  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
+  const owned_stream stream;
+  const coalesce::pool_resource on_stream(stream.get());
+  const std::size_t n = 100003;
+  coalesce::soa_vector<Cell> cells(random_cells(n, 12), on_stream);
+  cudaGraph_t captured = nullptr;
+  COALESCE_CUDA_CHECK(cudaStreamBeginCapture(stream.get(), cudaStreamCaptureModeThreadLocal));
+  try {
+    coalesce::fill(cells, Cell{1, 2, 3});
+  } catch (...) {
+    (void)cudaStreamEndCapture(stream.get(), &captured);
+    if (captured != nullptr) (void)cudaGraphDestroy(captured);
+    throw;
+  }
+  COALESCE_CUDA_CHECK(cudaStreamEndCapture(stream.get(), &captured));
+  const owned_graph graph(captured, &cudaGraphDestroy);
+  CHECK(kernel_nodes(graph.get()) == 1);
+  cudaGraphExec_t instantiated = nullptr;
+  COALESCE_CUDA_CHECK(cudaGraphInstantiate(&instantiated, graph.get(), 0));
+  const owned_graph_exec exec(instantiated, &cudaGraphExecDestroy);
+  for (int replay = 0; replay < 10; ++replay) {
+    cells.assign(coalesce::soa_vector<Cell, coalesce::host_space>(random_cells(n, 200 + std::uint64_t(replay))));
+    COALESCE_CUDA_CHECK(cudaGraphLaunch(exec.get(), stream.get()));
+    const auto got = cells.to_vector();
+    const auto wrong = std::count_if(got.begin(), got.end(), [](const Cell& c) { return c.index != 1 || c.bin != 2 || c.weight != 3; });
+    if (wrong != 0) FAIL("replay " << replay << ": " << wrong << " elements not filled");
+  }
 }

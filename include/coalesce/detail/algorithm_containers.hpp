@@ -101,6 +101,27 @@ void for_each(pitched_matrix<T, Space, Policy, Resource>& m, F f, cudaStream_t s
   detail::for_each_in_container(m, f, stream);
 }
 
+// fill(view, value) over a device soa_vector, pitched_matrix or pitched_volume, on its stream:
+// asynchronous and capturable, as for a view.
+template <class T, class Space, class Resource, class U>
+void fill(soa_vector<T, Space, Resource>& v, const U& value) {
+  static_assert(detail::container_on_device<soa_vector<T, Space, Resource>>(),
+                "coalesce::fill: the container is in host_space, whose memory the GPU cannot write");
+  if constexpr (detail::container_on_device<soa_vector<T, Space, Resource>>()) fill(v.view(), value, v.stream());
+}
+template <class T, class Space, class Policy, class Resource, class U>
+void fill(pitched_matrix<T, Space, Policy, Resource>& m, const U& value) {
+  static_assert(detail::container_on_device<pitched_matrix<T, Space, Policy, Resource>>(),
+                "coalesce::fill: the container is in host_space, whose memory the GPU cannot write");
+  if constexpr (detail::container_on_device<pitched_matrix<T, Space, Policy, Resource>>()) fill(m.view(), value, m.stream());
+}
+template <class T, class Space, class Policy, class Resource, class U>
+void fill(pitched_volume<T, Space, Policy, Resource>& m, const U& value) {
+  static_assert(detail::container_on_device<pitched_volume<T, Space, Policy, Resource>>(),
+                "coalesce::fill: the container is in host_space, whose memory the GPU cannot write");
+  if constexpr (detail::container_on_device<pitched_volume<T, Space, Policy, Resource>>()) fill(m.view(), value, m.stream());
+}
+
 // for_each_index(view, f(i)) over a device soa_vector, on the vector's stream (or on `stream`).
 template <class T, class Space, class Resource, class F>
 void for_each_index(soa_vector<T, Space, Resource>& v, F f) {
