@@ -79,6 +79,13 @@ void transform_with_containers(const In& in, Out& out, const F& f, cudaStream_t 
   if constexpr (device) coalesce::transform(view_of(in), view_of(out), f, stream);
 }
 
+template <class Container, class U>
+void fill_container(Container& container, const U& value) {
+  constexpr bool device = container_on_device<Container>();
+  static_assert(device, "coalesce::fill: the container is in host_space, whose memory the GPU cannot write");
+  if constexpr (device) coalesce::fill(container.view(), value, container.stream());
+}
+
 }  // namespace detail
 
 // for_each(view, f) over a device soa_vector, on the vector's stream (or on `stream`).
@@ -105,21 +112,15 @@ void for_each(pitched_matrix<T, Space, Policy, Resource>& m, F f, cudaStream_t s
 // asynchronous and capturable, as for a view.
 template <class T, class Space, class Resource, class U>
 void fill(soa_vector<T, Space, Resource>& v, const U& value) {
-  static_assert(detail::container_on_device<soa_vector<T, Space, Resource>>(),
-                "coalesce::fill: the container is in host_space, whose memory the GPU cannot write");
-  if constexpr (detail::container_on_device<soa_vector<T, Space, Resource>>()) fill(v.view(), value, v.stream());
+  detail::fill_container(v, value);
 }
 template <class T, class Space, class Policy, class Resource, class U>
 void fill(pitched_matrix<T, Space, Policy, Resource>& m, const U& value) {
-  static_assert(detail::container_on_device<pitched_matrix<T, Space, Policy, Resource>>(),
-                "coalesce::fill: the container is in host_space, whose memory the GPU cannot write");
-  if constexpr (detail::container_on_device<pitched_matrix<T, Space, Policy, Resource>>()) fill(m.view(), value, m.stream());
+  detail::fill_container(m, value);
 }
 template <class T, class Space, class Policy, class Resource, class U>
 void fill(pitched_volume<T, Space, Policy, Resource>& m, const U& value) {
-  static_assert(detail::container_on_device<pitched_volume<T, Space, Policy, Resource>>(),
-                "coalesce::fill: the container is in host_space, whose memory the GPU cannot write");
-  if constexpr (detail::container_on_device<pitched_volume<T, Space, Policy, Resource>>()) fill(m.view(), value, m.stream());
+  detail::fill_container(m, value);
 }
 
 // for_each_index(view, f(i)) over a device soa_vector, on the vector's stream (or on `stream`).
