@@ -16,6 +16,7 @@
 #include <coalesce/detail/device_memory.hpp>
 #include <coalesce/detail/launch.hpp>
 #include <coalesce/detail/staged_walk.hpp>
+#include <coalesce/detail/strided_column.hpp>
 #include <coalesce/detail/view_adapter_base.hpp>
 #include <coalesce/detail/view_declarations.hpp>
 #include <coalesce/detail/view_walks.hpp>

@@ -6,8 +6,10 @@
 
 #include <coalesce/config.hpp>
 #include <coalesce/detail/cuda_vector_types.hpp>
+#include <coalesce/detail/element_checks.hpp>
 #include <coalesce/detail/fields.hpp>
 #include <coalesce/detail/leaves.hpp>
+#include <coalesce/tracked_field.hpp>
 
 #include <cstddef>
 #include <type_traits>
@@ -20,108 +22,59 @@ struct coalesce_detail_fields_tag {};
 namespace coalesce {
 namespace detail {
 
-template <class Q, class F>
-using qualify_like_t = std::conditional_t<std::is_const_v<Q>, const F, F>;
-
-// The check that a column's values may be copied as bytes (columns move with cudaMemcpy), made
-// only for the first leaf that fails it, so that the message comes once. A class template of the
-// field's index and the leaf's type, so that the compiler names both with the message: g++ "In
-// instantiation of 'struct coalesce::detail::bitwise_copyable_field<track, 1, Vector3d>'" and
-// "'coalesce::is_bitwise_copyable_v<Vector3d>' evaluates to false", nvcc "[with T=track,
-// FieldIndex=1UL, F=Vector3d]".
-template <class T, std::size_t FieldIndex, class F>
-struct bitwise_copyable_field {
-  static_assert(is_bitwise_copyable_v<F>,
-                "coalesce::soa_vector<T>: field FieldIndex of T is, or holds, an F, which is not trivially copyable "
-                "(columns move with cudaMemcpy); if copying an F's bytes copies it (as for Eigen::Vector3d), "
-                "specialize coalesce::is_bitwise_copyable<F> as std::true_type, else store indices or handles "
-                "instead of objects that own memory");
-  static constexpr bool value = true;
+// What a proxy is for: Q is T (view[i] of a soa_view<T>), const T (read-only), or tracked<T>:
+// for_each's element, a T in registers whose fields of numbers are tracked_fields, so that the
+// walk learns which columns f wrote without reading them (coalesce/tracked_field.hpp).
+template <class T>
+struct tracked;
+template <class Q>
+struct element_of {
+  using type = std::remove_const_t<Q>;
 };
-template <class T, std::size_t... L>
-constexpr std::size_t first_leaf_not_bitwise_copyable(std::index_sequence<L...>) {
-  std::size_t first = sizeof...(L);
-  (void)((is_bitwise_copyable_v<leaf_type_t<T, L>> ? false : (first = L, true)) || ...);
-  return first;
-}
 template <class T>
-constexpr bool check_leaves() {
-  constexpr std::size_t leaves = leaf_count_v<T>;
-  constexpr std::size_t first = first_leaf_not_bitwise_copyable<T>(std::make_index_sequence<leaves>{});
-  if constexpr (first < leaves) {
-    return bitwise_copyable_field<T, field_of_leaf_v<T, first>, leaf_type_t<T, first>>::value;
-  } else {
-    return true;
-  }
-}
-
-// The checks on an element type, in order, each stopping the next from piling on more errors.
+struct element_of<tracked<T>> {
+  using type = T;
+};
+template <class Q>
+using element_of_t = typename element_of<Q>::type;
+template <class Q>
+inline constexpr bool is_tracked_v = false;
 template <class T>
-constexpr bool check_soa_element() {
-  static_assert(std::is_aggregate_v<T> && std::is_class_v<T> && !std::is_union_v<T>,
-                "coalesce::soa_vector<T>: T must be an aggregate struct (public fields, no user-declared "
-                "constructors, no virtual functions); give the struct plain fields");
-  if constexpr (std::is_aggregate_v<T> && std::is_class_v<T> && !std::is_union_v<T>) {
-    constexpr std::size_t n = count_fields<T>();
-    static_assert(n <= max_fields,
-                  "coalesce::soa_vector<T>: T has more than " COALESCE_DETAIL_MAX_FIELDS_TEXT " fields; group "
-                  "related fields into structs of their own");
-    static_assert(n > max_fields || std::is_copy_assignable_v<T>,
-                  "coalesce::soa_vector<T>: T has a reference or const field; store values (or indices) instead");
-    static_assert(n > max_fields || !std::is_copy_assignable_v<T> || n >= 1, "coalesce::soa_vector<T>: T has no fields");
-    if constexpr (n >= 1 && n <= max_fields && std::is_copy_assignable_v<T>) {
-      constexpr bool plain_fields = fields_fill_struct<T>();
-      static_assert(plain_fields,
-                    "coalesce::soa_vector<T>: T's fields do not fill it as their types say: T has a bit-field "
-                    "(or a member with its own alignas); give each field a whole type of its own");
-      if constexpr (plain_fields) {
-        static_assert(arrays_of_leaves<T>(),
-                      "coalesce::soa_vector<T>: T has an array of structs as a field (float3 p[4]); make it a struct "
-                      "of arrays (float px[4], py[4], pz[4]), or keep its element type whole (one column each) with "
-                      "coalesce::keep_whole");
-        return check_leaves<T>();
-      }
-    }
-  }
-  return true;
-}
+inline constexpr bool is_tracked_v<tracked<T>> = true;
 
-template <class T>
-inline constexpr std::size_t field_count_v = count_fields<T>();
+// A field F of a Q: const F, F, or tracked<F>.
+template <class Q, class F>
+struct qualify_like {
+  using type = std::conditional_t<std::is_const_v<Q>, const F, F>;
+};
+template <class T, class F>
+struct qualify_like<tracked<T>, F> {
+  using type = tracked<F>;
+};
+template <class Q, class F>
+using qualify_like_t = typename qualify_like<Q, F>::type;
 
-// Whether field I of T and the member `member` are the same field: compared by address in a
-// probe object, in a constant expression: a T made there or, for a T that is not trivially
-// copyable (it has a field bitwise copyable by specialization, whose default constructor is
-// seldom constexpr), probe_object<T>. Host code only: nvcc warns of a host variable's address
-// taken in a __host__ __device__ function, even one only ever evaluated at compile time.
-template <class T, std::size_t I, class F>
-constexpr bool same_address(F T::*member, T& probe) {
-  return static_cast<const void*>(&(probe.*member)) == static_cast<const void*>(&get_leaf<I>(tie_fields(probe)));
-}
-COALESCE_DETAIL_PROBES_BEGIN
-template <class T, std::size_t I, class F>
-constexpr bool is_field(F T::*member) {
-  if constexpr (!std::is_same_v<field_type_t<T, I>, std::remove_cv_t<F>>) {
-    return false;
-  } else if constexpr (std::is_trivially_copyable_v<T>) {
-    T probe{};
-    return same_address<T, I>(member, probe);
-  } else {
-    return same_address<T, I>(member, probe_object<T>);
-  }
-}
-COALESCE_DETAIL_PROBES_END
+// What a proxy's member for a leaf of type F refers to: the leaf, or, in for_each's element, a
+// tracked_field holding it where F is a number (a leaf of another type, a struct kept whole or a
+// pointer, is referred to plainly, and always stored where its bits changed).
+template <class F>
+inline constexpr bool tracks_v = std::is_arithmetic_v<F> || std::is_enum_v<F>;
+template <class Q, class F>
+struct leaf_reference {
+  using type = qualify_like_t<Q, F>&;
+};
+template <class T, class F>
+struct leaf_reference<tracked<T>, F> {
+  using type = std::conditional_t<tracks_v<F>, tracked_field<F>, F>&;
+};
+template <class Q, class F>
+using leaf_reference_t = typename leaf_reference<Q, F>::type;
 
-template <class T, class F, std::size_t... I>
-constexpr std::size_t field_index(F T::*member, std::index_sequence<I...>) {
-  std::size_t index = sizeof...(I);
-  (void)((is_field<T, I>(member) ? (index = I, true) : false) || ...);  // stops at the first match
-  return index;
+// The address of an object, whatever its operator& does (a tracked_field's gives its value's).
+template <class X>
+COALESCE_HOST_DEVICE constexpr X* address_of(X& x) noexcept {
+  return __builtin_addressof(x);
 }
-
-// The index of the field `Member` (a pointer to a data member of T).
-template <class T, auto Member>
-inline constexpr std::size_t field_index_v = field_index(Member, std::make_index_sequence<field_count_v<T>>{});
 
 // --- element proxies ----------------------------------------------------------------------
 //
@@ -168,7 +121,7 @@ template <class Q, class F>
 class array_reference;
 template <class Q, class F, bool Splits = splits_v<F>, bool Array = std::is_array_v<F>>
 struct member_reference {
-  using type = qualify_like_t<Q, F>&;
+  using type = leaf_reference_t<Q, F>;
 };
 template <class Q, class F>
 struct member_reference<Q, F, true, true> {
@@ -223,10 +176,15 @@ COALESCE_HOST_DEVICE void scatter_leaves(const P& p, const T& from, std::index_s
   ((reference_leaf<L>(p) = field_leaf<L>(from)), ...);
 }
 
+template <class Q, class Source>
+COALESCE_HOST_DEVICE typename reference_for<Q>::type make_reference(const Source& at);
+template <class P>
+struct exposed_leaves;
+
 // The base of a struct's proxy: gather, scatter and get<I>. Derived holds the members.
 template <class Derived, class Q>
 struct struct_reference_base : soa_reference_tag {
-  using value_type = std::remove_const_t<Q>;
+  using value_type = element_of_t<Q>;
   using leaf_indices = std::make_index_sequence<leaf_count_v<value_type>>;
 
   template <std::size_t I>
@@ -251,6 +209,14 @@ struct struct_reference_base : soa_reference_tag {
     } else {
       scatter_leaves(derived(), v, leaf_indices{});
     }
+  }
+  // for_each's element converts to view[i]'s type, so that f declared to take a
+  // coalesce::soa_reference_t<T> takes it too. That proxy refers to the values in registers,
+  // and every field counts as read and written: what f changes is stored where its bits
+  // changed, and every column is loaded (take auto&& for the columns f only writes not to be).
+  template <class Tracked = Q, std::enable_if_t<is_tracked_v<Tracked>, int> = 0>
+  COALESCE_HOST_DEVICE operator typename reference_for<element_of_t<Tracked>>::type() const {
+    return make_reference<value_type>(exposed_leaves<Derived>{derived()});
   }
   // Exchanges the elements two proxies refer to (what std::iter_swap and std::sort call; found by
   // argument-dependent lookup through the proxy's base).
@@ -281,7 +247,7 @@ ref_tuple<member_reference_t<Q, field_type_t<T, I>>...> member_tuple(std::index_
 template <class T>
 class no_COALESCE_FIELDS_for : public struct_reference_base<no_COALESCE_FIELDS_for<T>, T> {
  public:
-  using value_type = std::remove_const_t<T>;
+  using value_type = element_of_t<T>;
   using members = decltype(member_tuple<T, value_type>(std::make_index_sequence<field_count_v<value_type>>{}));
   COALESCE_HOST_DEVICE explicit no_COALESCE_FIELDS_for(const members& m) : members_(m) {}
 
@@ -323,7 +289,7 @@ struct vector_reference;
       return *this;                                                                                         \
     }                                                                                                       \
   };
-#define COALESCE_DETAIL_COMPONENT(name) qualify_like_t<Q, decltype(V::name)>& name;
+#define COALESCE_DETAIL_COMPONENT(name) leaf_reference_t<Q, decltype(V::name)> name;
 #define COALESCE_DETAIL_FROM(name, index) name(at.template leaf<index>())
 COALESCE_DETAIL_VECTOR_REFERENCE(1, (COALESCE_DETAIL_COMPONENT(x)), COALESCE_DETAIL_FROM(x, 0))
 COALESCE_DETAIL_VECTOR_REFERENCE(2, (COALESCE_DETAIL_COMPONENT(x) COALESCE_DETAIL_COMPONENT(y)),
@@ -345,8 +311,8 @@ COALESCE_DETAIL_VECTOR_REFERENCE(4, (COALESCE_DETAIL_COMPONENT(x) COALESCE_DETAI
 template <class Q, class F>
 class array_reference : public array_reference_tag {
   using element = std::remove_extent_t<F>;
-  using leaf = qualify_like_t<Q, std::remove_all_extents_t<F>>;
-  using byte = qualify_like_t<Q, unsigned char>;
+  using leaf = std::remove_reference_t<leaf_reference_t<Q, std::remove_all_extents_t<F>>>;
+  using byte = std::conditional_t<std::is_const_v<leaf>, const unsigned char, unsigned char>;
   static constexpr std::size_t element_leaves = leaf_count_of<element>();
 
  public:
@@ -357,7 +323,7 @@ class array_reference : public array_reference_tag {
   COALESCE_HOST_DEVICE member_reference_t<Q, element> operator[](std::size_t k) const {
     COALESCE_ASSERT(k < size(), "coalesce: index of an array field out of range");
     if constexpr (std::is_array_v<element>) {
-      return {&leaf_at(k * element_leaves), stride_};
+      return {address_of(leaf_at(k * element_leaves)), stride_};
     } else {
       return leaf_at(k);
     }
@@ -376,11 +342,11 @@ class array_reference : public array_reference_tag {
 // view[i].pos[k] as for a C array, and the struct's value as a whole.
 template <class Q>
 class array_struct_reference : public soa_reference_tag,
-                               public array_reference<Q, wrapped_array_t<std::remove_const_t<Q>>> {
-  using elements = array_reference<Q, wrapped_array_t<std::remove_const_t<Q>>>;
+                               public array_reference<Q, wrapped_array_t<element_of_t<Q>>> {
+  using elements = array_reference<Q, wrapped_array_t<element_of_t<Q>>>;
 
  public:
-  using value_type = std::remove_const_t<Q>;
+  using value_type = element_of_t<Q>;
   using elements::elements;
 
   template <std::size_t I>
@@ -425,127 +391,31 @@ struct reference_of_kind {
 };
 template <class Q>
 struct reference_of_kind<Q, reference_kind::named> {
-  using type = typename decltype(coalesce_detail_field_names(static_cast<const std::remove_const_t<Q>*>(nullptr),
+  using type = typename decltype(coalesce_detail_field_names(static_cast<const element_of_t<Q>*>(nullptr),
                                                              static_cast<Q*>(nullptr),
                                                              ::coalesce_detail_fields_tag{}))::type;
 };
 template <class Q>
 struct reference_of_kind<Q, reference_kind::vector> {
-  using type = vector_reference<Q, std::remove_const_t<Q>>;
+  using type = vector_reference<Q, element_of_t<Q>>;
 };
 template <class Q>
 struct reference_of_kind<Q, reference_kind::array> {
   using type = array_struct_reference<Q>;
 };
 template <class Q, class>
-struct reference_for : reference_of_kind<Q, reference_kind_of<std::remove_const_t<Q>>()> {};
-
-// --- making proxies from a source of leaves ------------------------------------------------
-// A source of leaves has `template <std::size_t L> auto& leaf() const`: a reference to leaf L of
-// the element (into column L at the element's index, or into a T in registers).
-
-// The leaves of a T in registers.
-template <class Q>
-struct value_leaves {
-  Q& value;
-  template <std::size_t L>
-  COALESCE_HOST_DEVICE auto& leaf() const {
-    return struct_leaf<L>(value);
-  }
-};
-
-// The leaves of a field, which start at leaf Offset of its element.
-template <std::size_t Offset, class Leaves>
-struct shifted_leaves {
-  const Leaves& leaves;
-  template <std::size_t L>
-  COALESCE_HOST_DEVICE auto& leaf() const {
-    return leaves.template leaf<Offset + L>();
-  }
-};
-template <std::size_t Offset, class Leaves>
-COALESCE_HOST_DEVICE shifted_leaves<Offset, Leaves> shift(const Leaves& leaves) {
-  return {leaves};
-}
-template <std::size_t Offset, std::size_t Earlier, class Leaves>
-COALESCE_HOST_DEVICE shifted_leaves<Earlier + Offset, Leaves> shift(const shifted_leaves<Earlier, Leaves>& leaves) {
-  return {leaves.leaves};
-}
-
-// Under COALESCE_DEBUG: whether an array field's columns are equally far apart.
-template <class Source, class Byte, std::size_t... L>
-COALESCE_HOST_DEVICE void check_array_stride(const Source& at, Byte* first, std::ptrdiff_t stride,
-                                             std::index_sequence<L...>) {
-  (void)at, (void)first, (void)stride;
-  COALESCE_ASSERT(((reinterpret_cast<Byte*>(&at.template leaf<L>()) == first + std::ptrdiff_t(L) * stride) && ...),
-                  "coalesce::soa_view: the columns of an array field must be equally far apart, as soa_vector lays "
-                  "them out");
-}
-
-// An array field's proxy: its first leaf, and the distance in bytes between two.
-template <class R, std::size_t Leaves, class Source>
-COALESCE_HOST_DEVICE R make_array(const Source& at) {
-  auto* first = &at.template leaf<0>();
-  if constexpr (Leaves == 1) {
-    return R(first, 0);
-  } else {
-    using byte = std::conditional_t<std::is_const_v<std::remove_reference_t<decltype(*first)>>, const unsigned char,
-                                    unsigned char>;
-    const std::ptrdiff_t stride =
-        reinterpret_cast<byte*>(&at.template leaf<1>()) - reinterpret_cast<byte*>(first);
-    check_array_stride(at, reinterpret_cast<byte*>(first), stride, std::make_index_sequence<Leaves>{});
-    return R(first, stride);
-  }
-}
-template <class Q, class Source>
-COALESCE_HOST_DEVICE typename reference_for<Q>::type make_reference(const Source& at);
-
-// The member of a proxy for a field of type F, whose leaves `at` finds.
-template <class Q, class F, class Source>
-COALESCE_HOST_DEVICE member_reference_t<Q, F> make_member(const Source& at) {
-  if constexpr (!splits_v<F>) {
-    return at.template leaf<0>();
-  } else if constexpr (std::is_array_v<F>) {
-    return make_array<member_reference_t<Q, F>, leaf_count_of_v<F>>(at);
-  } else {
-    return make_reference<qualify_like_t<Q, F>>(at);
-  }
-}
-
-template <class Q, class Source, std::size_t... I>
-COALESCE_HOST_DEVICE typename reference_for<Q>::type make_reference(const Source& at, std::index_sequence<I...>) {
-  using T = std::remove_const_t<Q>;
-  using R = typename reference_for<Q>::type;
-  if constexpr (std::is_base_of_v<array_reference_tag, R>) {
-    return make_array<R, leaf_count_of_v<T>>(at);
-  } else if constexpr (std::is_same_v<R, no_COALESCE_FIELDS_for<Q>>) {
-    if constexpr (flat_v<T>) {
-      return R(typename R::members(at.template leaf<I>()...));
-    } else {
-      return R(typename R::members(make_member<Q, field_type_t<T, I>>(shift<leaf_starts_v<T>.at[I]>(at))...));
-    }
-  } else if constexpr (has_named_fields<T>::value) {
-    if constexpr (flat_v<T>) {
-      return R(members_tag{}, at.template leaf<I>()...);
-    } else {
-      return R(members_tag{}, make_member<Q, field_type_t<T, I>>(shift<leaf_starts_v<T>.at[I]>(at))...);
-    }
-  } else {
-    return R(at);  // a vector type's: its components are its leaves
-  }
-}
-
-// The proxy of the element whose leaves `at` finds, for Q = T or const T.
-template <class Q, class Source>
-COALESCE_HOST_DEVICE typename reference_for<Q>::type make_reference(const Source& at) {
-  return make_reference<Q>(at, std::make_index_sequence<field_count_v<std::remove_const_t<Q>>>{});
-}
+struct reference_for : reference_of_kind<Q, reference_kind_of<element_of_t<Q>>()> {};
 
 }  // namespace detail
 
 // The type of view[i] for a soa_view<T> (T or const T).
 template <class T>
 using soa_reference_t = typename detail::reference_for<T>::type;
+// The type of the element coalesce::for_each hands f for a soa_view<T>: view[i]'s members, with
+// each field of numbers a coalesce::tracked_field (so that the columns f only writes are not
+// loaded). It converts to soa_reference_t<T>.
+template <class T>
+using for_each_reference_t = typename detail::reference_for<detail::tracked<T>>::type;
 
 // Field I of an element: of a soa_view element (view[i]) or of a plain struct (p[i]), so kernels
 // written with get<I> work on both layouts.

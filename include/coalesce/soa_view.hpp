@@ -11,6 +11,7 @@
 #include <coalesce/detail/fields.hpp>
 #include <coalesce/memory_space.hpp>
 #include <coalesce/soa_fields.hpp>
+#include <coalesce/detail/make_reference.hpp>
 #include <coalesce/soa_reference.hpp>
 
 #include <cstddef>

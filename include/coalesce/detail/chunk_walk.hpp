@@ -158,83 +158,6 @@ bool chunks_aligned(const void* address, std::size_t head, std::size_t rows, std
   return a % alignment == 0 && (rows <= 1 || row_bytes % alignment == 0);
 }
 
-// One column of T, in rows `row_stride` elements apart (a contiguous range is one row). A walk
-// may run past `live_cols` into padding the view owns (to store whole 64-byte units): those
-// positions are loaded and stored back but are not elements, and f never sees them.
-template <class T>
-struct strided_column {
-  using value_type = std::remove_const_t<T>;
-  static constexpr unsigned chunk_elements = chunk_elements_for(sizeof(T));
-  T* data;
-  std::size_t row_stride;
-  std::size_t live_cols = static_cast<std::size_t>(-1);
-
-  COALESCE_DEVICE COALESCE_FORCEINLINE bool live(grid_position p, unsigned k) const { return p.col + k < live_cols; }
-
-  COALESCE_DEVICE COALESCE_FORCEINLINE T& at(grid_position p) const { return data[p.row * row_stride + p.col]; }
-
-  // Every lane loads its own chunk (see soa_columns for columns that share loads across a warp).
-  template <unsigned N>
-  static constexpr bool warp_staged = false;
-
-  // Copies are of bytes (memcpy), so that a struct's padding comes and goes as it was.
-  template <unsigned N, bool ReadOnly>
-  COALESCE_DEVICE COALESCE_FORCEINLINE void load(grid_position p, value_type (&out)[N], unsigned) const {
-    const auto chunk = load_chunk<ReadOnly>(reinterpret_cast<const vector_chunk<value_type, N>*>(&at(p)));
-    std::memcpy(out, chunk.value, sizeof(out));
-  }
-  template <unsigned N>
-  COALESCE_DEVICE COALESCE_FORCEINLINE void store(grid_position p, const value_type (&in)[N], unsigned = 0) const {
-    vector_chunk<value_type, N> chunk;
-    std::memcpy(chunk.value, in, sizeof(in));
-    store_chunk(reinterpret_cast<vector_chunk<value_type, N>*>(&at(p)), chunk);
-  }
-  template <unsigned N>
-  COALESCE_DEVICE COALESCE_FORCEINLINE void store_changed(grid_position p, const value_type (&before)[N],
-                                                          value_type (&after)[N], unsigned) const {
-    if (!same_bits(before, after)) store<N>(p, after);
-  }
-  // A padded struct is updated on its bytes as loaded (see "padding"): N values from p, or
-  // (Alignment == alignof) the one value at p.
-  static constexpr bool keeps_padding = has_padding_v<value_type>;
-  template <unsigned N, std::size_t Alignment>
-  COALESCE_DEVICE COALESCE_FORCEINLINE auto load_bytes(grid_position p) const {
-    return load_image<Alignment>(reinterpret_cast<const vector_chunk<value_type, N, Alignment>*>(&at(p)));
-  }
-  template <unsigned N, std::size_t Alignment>
-  COALESCE_DEVICE COALESCE_FORCEINLINE void store_bytes(grid_position p, const word_image<N * sizeof(T), Alignment>& bytes) const {
-    store_image<Alignment>(reinterpret_cast<vector_chunk<value_type, N, Alignment>*>(const_cast<value_type*>(&at(p))), bytes);
-  }
-  // One element outside the chunks (a head, a tail, a column that never aligns), in the
-  // accesses its own alignment allows.
-  COALESCE_DEVICE COALESCE_FORCEINLINE void load_one(grid_position p, value_type& out) const {
-    out = load_words<alignof(value_type)>(&at(p));
-  }
-  COALESCE_DEVICE COALESCE_FORCEINLINE void store_one_changed(grid_position p, const value_type& before,
-                                                              value_type& after) const {
-    if (!same_bits(before, after)) store_one(p, after);
-  }
-  COALESCE_DEVICE COALESCE_FORCEINLINE void store_one(grid_position p, const value_type& value) const {
-    store_words<alignof(value_type)>(const_cast<value_type*>(&at(p)), value);
-  }
-  // What f receives: an element held in registers.
-  COALESCE_DEVICE COALESCE_FORCEINLINE static value_type& element(value_type& v) { return v; }
-  COALESCE_DEVICE COALESCE_FORCEINLINE static const value_type& element(const value_type& v) { return v; }
-
-  // Host side.
-  template <unsigned N>
-  std::size_t head() const { return aligning_head<value_type, N>(data); }
-  template <unsigned N>
-  bool aligned_at(std::size_t head, std::size_t rows) const {
-    return chunks_aligned<value_type, N>(data, head, rows, row_stride * sizeof(T));
-  }
-  // Calls visit(first byte, one past the last byte) for the memory of a rows x cols walk.
-  template <class Visit>
-  void visit_ranges(std::size_t rows, std::size_t cols, Visit&& visit) const {
-    if (rows != 0 && cols != 0) visit(static_cast<const void*>(data), static_cast<const void*>(data + (rows - 1) * row_stride + cols));
-  }
-};
-
 // --- the operations ------------------------------------------------------------------------------
 
 // f on the element(s) of one position: f(element) for the columns of one view, f(element of each
@@ -252,13 +175,28 @@ COALESCE_DEVICE COALESCE_FORCEINLINE decltype(auto) call_on_element(const F& f, 
   }
 }
 
+// Columns whose element f gets with tracked fields (a soa_view's: Columns::tracked_element), so
+// that the columns f overwrites are stored without being loaded.
+template <class Columns, class = void>
+struct tracks_fields : std::false_type {};
+template <class Columns>
+struct tracks_fields<Columns, std::void_t<typename Columns::tracked_element>> : std::true_type {};
+template <class Columns, bool Tracked = tracks_fields<Columns>::value>
+struct walk_element {
+  using type = decltype(Columns::element(std::declval<typename Columns::value_type&>()));
+};
+template <class Columns>
+struct walk_element<Columns, true> {
+  using type = decltype(Columns::element(std::declval<typename Columns::tracked_element&>()));
+};
+
 // for_each: load, f on copies in registers, store what changed.
 template <class Columns, class F>
 struct update_in_place {
   Columns columns;
   F f;
   using value_type = typename Columns::value_type;
-  using element_type = decltype(Columns::element(std::declval<value_type&>()));
+  using element_type = typename walk_element<Columns>::type;
   template <unsigned N>
   static constexpr bool warp_cooperative = Columns::template warp_staged<N>;
   static constexpr bool keeps_padding = Columns::keeps_padding;
@@ -275,6 +213,17 @@ struct update_in_place {
           if (columns.live(at, k)) f(Columns::element(v));
         });
         if (changed) columns.template store_bytes<N, alignment>(at, bytes);
+      } else if constexpr (tracks_fields<Columns>::value) {
+        value_type before[N], after[N];
+        bool overwritten[N][Columns::fields];
+        columns.template load<N, false>(at, before, lanes);
+#pragma unroll
+        for (unsigned k = 0; k < N; ++k) {
+          typename Columns::tracked_element element(before[k]);
+          if (columns.live(at, k)) f(Columns::element(element));
+          element.give(after[k], overwritten[k]);
+        }
+        columns.template store_changed<N>(at, before, after, overwritten, lanes);
       } else {
         value_type before[N], after[N];
         columns.template load<N, false>(at, before, lanes);
@@ -295,6 +244,14 @@ struct update_in_place {
         auto bytes = columns.template load_bytes<1, alignment>(p);
         if (update_image<value_type, 1>(bytes, [&](unsigned, value_type& v) { f(Columns::element(v)); }))
           columns.template store_bytes<1, alignment>(p, bytes);
+      } else if constexpr (tracks_fields<Columns>::value) {
+        value_type before, after;
+        bool overwritten[Columns::fields];
+        columns.load_one(p, before);
+        typename Columns::tracked_element element(before);
+        f(Columns::element(element));
+        element.give(after, overwritten);
+        columns.store_one_changed(p, before, after, overwritten);
       } else {
         value_type before, after;
         columns.load_one(p, before);

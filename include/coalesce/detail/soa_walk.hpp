@@ -7,6 +7,7 @@
 
 #include <coalesce/config.hpp>
 #include <coalesce/detail/chunk_walk.hpp>
+#include <coalesce/detail/make_reference.hpp>
 #include <coalesce/detail/vector_access.hpp>
 #include <coalesce/soa.hpp>
 
@@ -67,11 +68,14 @@ struct soa_columns {
   COALESCE_DEVICE COALESCE_FORCEINLINE void load(grid_position p, value_type (&out)[N], unsigned lanes) const {
     load_fields<N, ReadOnly>(p.col, out, lanes, field_indices{});
   }
-  // Stores only the columns whose bits changed: a column f only read is never written.
+  // Stores the columns f overwrote (wrote without reading first; their old values, never
+  // looked at, need not have been loaded) and the others only where their bits changed: a
+  // column f only read is never written.
   template <unsigned N>
   COALESCE_DEVICE COALESCE_FORCEINLINE void store_changed(grid_position p, const value_type (&before)[N],
-                                                          const value_type (&after)[N], unsigned lanes) const {
-    store_changed_fields<N>(p.col, before, after, lanes, field_indices{});
+                                                          const value_type (&after)[N],
+                                                          const bool (&overwritten)[N][fields], unsigned lanes) const {
+    store_changed_fields<N>(p.col, before, after, overwritten, lanes, field_indices{});
   }
 
   // What f receives for an element in registers: the type view[i] has, so a functor written for
@@ -82,14 +86,21 @@ struct soa_columns {
   COALESCE_DEVICE COALESCE_FORCEINLINE static soa_reference_t<const value_type> element(const value_type& v) {
     return make_reference<const value_type>(value_leaves<const value_type>{v});
   }
+  // for_each's element: the same members, its fields of numbers tracked_fields, so that the walk
+  // learns which columns f overwrote.
+  using tracked_element = tracked_leaves<value_type>;
+  COALESCE_DEVICE COALESCE_FORCEINLINE static for_each_reference_t<value_type> element(tracked_element& e) {
+    return make_reference<tracked<value_type>>(tracked_source<value_type>{e});
+  }
   // One element outside the chunks (a head, a tail, columns that never align alike), a leaf at a
   // time; only the leaves whose bits changed are stored.
   COALESCE_DEVICE COALESCE_FORCEINLINE void load_one(grid_position p, value_type& out) const {
     load_leaves(p.col, out, field_indices{});
   }
   COALESCE_DEVICE COALESCE_FORCEINLINE void store_one_changed(grid_position p, const value_type& before,
-                                                              const value_type& after) const {
-    store_changed_leaves(p.col, before, after, field_indices{});
+                                                              const value_type& after,
+                                                              const bool (&overwritten)[fields]) const {
+    store_changed_leaves(p.col, before, after, overwritten, field_indices{});
   }
   COALESCE_DEVICE COALESCE_FORCEINLINE static constexpr bool live(grid_position, unsigned) { return true; }
   // As transform's output: every column stored, none loaded.
@@ -136,10 +147,11 @@ struct soa_columns {
   }
   template <std::size_t... I>
   COALESCE_DEVICE COALESCE_FORCEINLINE void store_changed_leaves(std::size_t i, const value_type& before,
-                                                                 const value_type& after, std::index_sequence<I...>) const {
+                                                                 const value_type& after, const bool (&overwritten)[fields],
+                                                                 std::index_sequence<I...>) const {
     (
         [&] {
-          if (!same_bits(struct_leaf<I>(before), struct_leaf<I>(after)))
+          if (overwritten[I] || !same_bits(struct_leaf<I>(before), struct_leaf<I>(after)))
             view.template leaf_column<I>()[i] = struct_leaf<I>(after);
         }(),
         ...);
@@ -171,17 +183,23 @@ struct soa_columns {
 
   template <unsigned N, std::size_t... I>
   COALESCE_DEVICE COALESCE_FORCEINLINE void store_changed_fields(std::size_t first, const value_type (&before)[N],
-                                                                 const value_type (&after)[N], unsigned lanes,
+                                                                 const value_type (&after)[N],
+                                                                 const bool (&overwritten)[N][fields], unsigned lanes,
                                                                  std::index_sequence<I...>) const {
     (
         [&] {
           chunk_of<N, I> old_chunk, new_chunk;
+          bool whole_chunk_overwritten = true;
 #pragma unroll
           for (unsigned k = 0; k < N; ++k) {
             old_chunk.value[k] = struct_leaf<I>(before[k]);
             new_chunk.value[k] = struct_leaf<I>(after[k]);
+            whole_chunk_overwritten = whole_chunk_overwritten && overwritten[k][I];
           }
-          const bool changed = !same_bits(old_chunk, new_chunk);
+          // Where f overwrote the whole chunk, the old values are never compared, so the compiler
+          // drops their load (when f writes unconditionally, whole_chunk_overwritten is a constant).
+          // A staged column's old chunk is in shared memory anyway: it is compared.
+          const bool changed = (!staged_field<N, I> && whole_chunk_overwritten) || !same_bits(old_chunk, new_chunk);
           if constexpr (staged_field<N, I>) {
             // The slots still hold what was loaded; a lane whose chunk changed overwrites its own,
             // and the warp writes its whole span back if any did.

@@ -8,6 +8,7 @@
 #include <coalesce/detail/chunk_walk.hpp>
 #include <coalesce/detail/device_memory.hpp>
 #include <coalesce/detail/soa_walk.hpp>
+#include <coalesce/detail/strided_column.hpp>
 #include <coalesce/detail/vector_access.hpp>
 #include <coalesce/detail/view_declarations.hpp>  // pitched_view and cuda::std::span, declared
 #include <coalesce/memory.hpp>
