@@ -1,6 +1,7 @@
 // The stencils group of the benchmark: 5-point and 9-point (radius 1) and 13-point (radius 2)
 // stencils, reads beyond the edge clamped, on pitched 8192 x 8192 and 200000 x 1000 floats, and
-// the 7-point and 25-point star (radius 4) stencils on a pitched 512^3 volume.
+// the 7-point and 25-point star (radius 4) stencils on a pitched 512^3 volume, and the 3-point and
+// 5-point means along a line of 62.5 M floats (a cuda::std::span; line_stencils.hpp).
 // coalesce::stencil against the hand-written stencils of competitors.hpp (a shared-memory tile,
 // one float4 of outputs per thread, float4 bands of 2 and 4 rows per thread, one element per
 // thread), each checked against a host
@@ -9,7 +10,10 @@
 #include <coalesce/pitched_volume.hpp>
 #include <coalesce/stencil.hpp>
 
+#include <cuda/std/span>
+
 #include "bench.hpp"
+#include "line_stencils.hpp"
 #include "stencils.hpp"
 
 #include <string>
@@ -80,6 +84,37 @@ void volume_stencil_rows(runner& r, const char* shape_name, coalesce_test::compe
   check_and_measure(r, group, candidates, out, expected);
 }
 
+// f for coalesce::stencil along a line (a functor: a device lambda cannot be defined in a template).
+template <class Shape>
+struct apply_line_shape {
+  template <class N>
+  __device__ float operator()(const N& nb) const { return Shape{}(nb); }
+};
+
+// The same along a line of n floats, against the hand-written line stencils.
+template <class Shape>
+void line_stencil_rows(runner& r, const char* shape_name, std::size_t n, const std::vector<float>& values) {
+  coalesce::testing::device_buffer<float> in(values), out(n);
+  const cuda::std::span<const float> in_span(in.data(), n);
+  const cuda::std::span<float> out_span(out.data(), n);
+  const std::string group = std::string(shape_name) + " along a line, clamp, " + std::to_string(n) + " floats";
+  std::printf("%s\n", group.c_str());
+  std::vector<candidate> candidates{
+      {"coalesce::stencil<" + std::to_string(Shape::radius) + ">(clamp, span, span)", row_role::library,
+       [=](cudaStream_t s) { coalesce::stencil<Shape::radius>(coalesce::clamp, in_span, out_span, apply_line_shape<Shape>{}, s); },
+       target(targets::line_stencil_of_peak)}};
+  for (auto& c : coalesce_test::competitors::line_stencil_clamped<Shape>(in.data(), out.data(), (long long)n))
+    candidates.push_back({c.name, row_role::competitor, c.launch});
+  std::vector<float> expected(n);
+  coalesce_test::reference_line_stencil<Shape::radius>(coalesce::clamp, values, expected, Shape{});
+  for (const auto& c : candidates) {
+    c.launch(0);
+    ct::check_sync(c.name.c_str());
+    if (out.download() != expected) r.mismatch(group + ": " + c.name);
+  }
+  r.measure(group, candidates, 2.0 * double(n) * sizeof(float));
+}
+
 }  // namespace
 
 void stencils(runner& r) {
@@ -105,6 +140,10 @@ void stencils(runner& r) {
       r, "25-point star", volume_stencil_shape::twenty_five_point, n,
       row_target{targets::volume_stencil_25_point_versus_hand_written, targets::volume_stencil_25_point_of_peak},
       volume);
+  const std::size_t line = 62500000;
+  const auto line_values = ct::random_values<float>(line);
+  line_stencil_rows<coalesce_test::three_point_line>(r, "3-point mean", line, line_values);
+  line_stencil_rows<coalesce_test::five_point_line>(r, "5-point mean", line, line_values);
 }
 
 }  // namespace bench

@@ -33,6 +33,9 @@ inline constexpr double babelstream_of_peak = 0.80;
 // the input, one write of the output) in the same run: radius 1 (5- and 9-point) and radius 2
 // (13-point), on 8192 x 8192 and 200000 x 1000 floats.
 inline constexpr double stencil_radius_1_of_memcpy = 0.90;
+// A stencil along a line reads and writes as a copy does (its side elements are L1 hits).
+inline constexpr double line_stencil_of_memcpy = 0.90;
+inline constexpr double line_stencil_of_peak = 0.80;
 inline constexpr double stencil_radius_2_of_memcpy = 0.85;
 // The 9-point stencil misses 0.90 on 8192 x 8192 floats: 89.3% of cudaMemcpy on an NVIDIA H200,
 // CUDA 13.0, level with the best hand-written kernel (89.1%) in the same run
