@@ -17,33 +17,11 @@ foreach(var NVCC CUOBJDUMP NVDISASM INCLUDE_DIRS SOURCE_DIR WORK_DIR SKIP_FILE)
     message(FATAL_ERROR "check_particles_sass.cmake: ${var} is not set")
   endif()
 endforeach()
-file(REMOVE ${SKIP_FILE})
 file(MAKE_DIRECTORY ${WORK_DIR})
-
-# The line "SKIPPED: <reason>" is what the summary after ctest's (cmake/CoalesceSkipReasons.cmake)
-# quotes.
-function(skip reason)
-  string(REGEX REPLACE "[\r\n]+" " " line "${reason}")  # one line
-  message("SKIPPED: ${line}")
-  file(WRITE ${SKIP_FILE} "${reason}\n")
-endfunction()
-
-if(NOT CUOBJDUMP OR NOT NVDISASM)
-  string(CONCAT reason "cuobjdump or nvdisasm was not found when the build was configured "
-         "(CUOBJDUMP=${CUOBJDUMP}, NVDISASM=${NVDISASM}): put both on PATH (.ci/run shows how) "
-         "and configure again")
-  skip("${reason}")
+include(${CMAKE_CURRENT_LIST_DIR}/sass_tools.cmake)  # skip(), includes
+if(NOT sass_tools_found)
   return()
 endif()
-# cuobjdump looks for nvdisasm in this directory before PATH: use the one that was found.
-get_filename_component(nvdisasm_dir ${NVDISASM} DIRECTORY)
-set(ENV{NVDISASM_PATH} ${nvdisasm_dir})
-
-set(includes "")
-string(REPLACE "|" ";" include_list "${INCLUDE_DIRS}")
-foreach(dir IN LISTS include_list)
-  list(APPEND includes -I${dir})
-endforeach()
 
 # Opcodes (the part before the first dot) that read or write global, local or shared memory.
 # LDC and ULDC are left out: they read the constant bank, where every kernel's parameters live.
