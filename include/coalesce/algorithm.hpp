@@ -31,6 +31,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -324,7 +325,7 @@ constexpr bool fill_view_ok() {
 // Sets every element of `view` to `value` on the device, asynchronously on `stream`: one kernel
 // that stores every column in 16-byte vectors and loads nothing, so a CUDA graph capture records
 // it (unlike a container's own fill, which copies the value from pageable host memory).
-// fill(view, T{}) zeroes. `view` is a soa_view, pitched_view, pitched_volume_view or
+// coalesce::zero(view) below clears every byte. `view` is a soa_view, pitched_view, pitched_volume_view or
 // cuda::std::span of device memory; a device soa_vector, pitched_matrix or pitched_volume is filled
 // on its stream (the overloads after this one). A pitched view's padding is not written.
 template <class View, class T>
@@ -342,6 +343,23 @@ void fill(View view, const T& value, cudaStream_t stream = 0) {
         rows, cols, detail::store_value<columns_type>{columns, typename columns_type::value_type(value)}, stream,
         "coalesce::fill kernel launch", columns);
   }
+}
+
+namespace detail {
+// An element whose every byte is zero, padding included (a T{} need not clear its padding).
+template <class T>
+T zero_bytes() {
+  T value{};
+  std::memset(static_cast<void*>(&value), 0, sizeof value);
+  return value;
+}
+}  // namespace detail
+
+// Sets every byte of every element of `view` to zero: fill with an element of zero bytes (the
+// same store-only kernel, capturable); a device container is zeroed on its stream.
+template <class View>
+void zero(View view, cudaStream_t stream = 0) {
+  fill(view, detail::zero_bytes<std::remove_const_t<typename View::element_type>>(), stream);
 }
 
 // --- volumes -----------------------------------------------------------------------------------

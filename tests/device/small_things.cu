@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <random>
@@ -422,6 +423,38 @@ TEST_CASE("coalesce::fill sets every element of a soa_vector, a pitched_matrix, 
   CHECK(around[998] == 1);
   CHECK(around[999] == 1);
   CHECK(std::count(around.begin() + 1, around.begin() + 998, 0) == 997);
+}
+
+// A struct with 3 bytes of padding after its char.
+struct padded {
+  char tag;
+  float value;
+};
+
+TEST_CASE("coalesce::zero clears every byte of a soa_vector, a matrix of padded structs and a span, and nothing else") {
+  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
+  coalesce::soa_vector<Cell> cells(random_cells(100003, 12));
+  coalesce::zero(cells);
+  const auto got = cells.to_vector();
+  CHECK(std::count_if(got.begin(), got.end(), [](const Cell& c) { return c.index != 0 || c.bin != 0 || c.weight != 0; }) == 0);
+  // A struct with padding, 3 bytes after its char: zero clears those too.
+  static_assert(sizeof(padded) == 8);
+  std::vector<padded> marked(33 * 45);
+  std::memset(static_cast<void*>(marked.data()), 0x5a, marked.size() * sizeof(padded));
+  coalesce::pitched_matrix<padded> m(marked, 33, 45);
+  coalesce::zero(m);
+  const auto bytes = m.to_vector();
+  std::vector<unsigned char> raw(bytes.size() * sizeof(padded));
+  std::memcpy(raw.data(), bytes.data(), raw.size());
+  CHECK(std::count(raw.begin(), raw.end(), 0) == std::ptrdiff_t(raw.size()));
+  std::vector<float> ones(100, 1.0f);
+  ct::device_buffer<float> buffer(ones);
+  coalesce::zero(cuda::std::span<float>(buffer.data() + 2, 90));
+  ct::check_sync("zeroing a subspan");
+  const auto around = buffer.download();
+  CHECK(std::count(around.begin(), around.end(), 0.0f) == 90);
+  CHECK(around[1] == 1.0f);
+  CHECK(around[92] == 1.0f);
 }
 
 TEST_CASE("coalesce::fill captured into a graph sets the vector at each of ten replays, between which the program changes it") {

@@ -123,6 +123,20 @@ void fill(pitched_volume<T, Space, Policy, Resource>& m, const U& value) {
   detail::fill_container(m, value);
 }
 
+// zero(view) over a device soa_vector, pitched_matrix or pitched_volume, on its stream.
+template <class T, class Space, class Resource>
+void zero(soa_vector<T, Space, Resource>& v) {
+  detail::fill_container(v, detail::zero_bytes<T>());
+}
+template <class T, class Space, class Policy, class Resource>
+void zero(pitched_matrix<T, Space, Policy, Resource>& m) {
+  detail::fill_container(m, detail::zero_bytes<T>());
+}
+template <class T, class Space, class Policy, class Resource>
+void zero(pitched_volume<T, Space, Policy, Resource>& m) {
+  detail::fill_container(m, detail::zero_bytes<T>());
+}
+
 // for_each_index(view, f(i)) over a device soa_vector, on the vector's stream (or on `stream`).
 template <class T, class Space, class Resource, class F>
 void for_each_index(soa_vector<T, Space, Resource>& v, F f) {
