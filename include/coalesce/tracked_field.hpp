@@ -18,7 +18,7 @@ namespace coalesce {
 // from anything an F assigns from, and has F's compound assignments and increments. A copy
 // (auto x = e.x) is a value of its own, as copying a float is: writing it changes nothing in
 // the element. Where a template must deduce F from it, name F (cuda::std::max<float>(e.x, 0.f))
-// or convert first (float(e.x)); printf takes float(e.x), not e.x.
+// or convert first (float(e.x)); printf takes float(e.x), not e.x. c ? e.x : 0.f is a float.
 template <class F>
 class tracked_field {
   static_assert(std::is_arithmetic_v<F> || std::is_enum_v<F>,
@@ -27,7 +27,8 @@ class tracked_field {
  public:
   using value_type = F;
 
-  COALESCE_HOST_DEVICE constexpr tracked_field(const F& value) noexcept : value_(value) {}  // NOLINT: as an F
+  // Explicit, so that c ? e.x : 0.f has one way to meet (float), not two.
+  COALESCE_HOST_DEVICE constexpr explicit tracked_field(const F& value) noexcept : value_(value) {}
   // A copy holds the value and nothing else: its own notes start clean.
   COALESCE_HOST_DEVICE constexpr tracked_field(const tracked_field& other) noexcept : value_(other.read()) {}
 

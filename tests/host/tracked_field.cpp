@@ -109,6 +109,10 @@ TEST_CASE("every way of reading a field counts: references, addresses, copies, i
   CHECK(by_address.after.b == 9.0f);
   CHECK(by_address.overwritten == none);
 
+  auto clamped = run(start, [](auto e) { e.c = e.a > 1.5f ? e.a : 0.0f; });
+  CHECK(clamped.after.c == 0.0f);
+  CHECK(clamped.overwritten == only(2));
+
   auto increments = run(start, [](auto e) {
     ++e.k;
     e.k++;
@@ -171,7 +175,7 @@ TEST_CASE("f declared to take soa_reference_t gets the element through a convers
 }
 
 TEST_CASE("tracked_field reads and assigns like the number it holds") {
-  coalesce::tracked_field<int> t = 3;
+  coalesce::tracked_field<int> t(3);
   t = t * 2 + 1;
   CHECK(int(t) == 7);
   t <<= 1;
@@ -181,8 +185,15 @@ TEST_CASE("tracked_field reads and assigns like the number it holds") {
   const int old = t++;
   CHECK(old == 5);
   CHECK(int(t) == 6);
-  coalesce::tracked_field<double> d = 1.5;
+  coalesce::tracked_field<double> d(1.5);
   d = d + t;  // a tracked_field<int> converts as an int would
   CHECK(double(d) == 7.5);
   CHECK(!d.overwritten());  // d read itself before its first write
+  // A conditional with a number on one side is of the number's type.
+  for (const bool take : {false, true}) {
+    const float picked = take ? coalesce::tracked_field<float>(2.0f) : 0.5f;
+    const double wider = take ? d : 0.25;
+    CHECK(picked == (take ? 2.0f : 0.5f));
+    CHECK(wider == (take ? 7.5 : 0.25));
+  }
 }

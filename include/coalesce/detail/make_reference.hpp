@@ -34,6 +34,7 @@ template <class F>
 using tracked_slot_t = std::conditional_t<tracks_v<F>, tracked_field<F>, F>;
 template <std::size_t L, class F>
 struct tracked_slot {
+  COALESCE_HOST_DEVICE explicit tracked_slot(const F& value) : slot(value) {}
   tracked_slot_t<F> slot;
 };
 template <class T, class Leaves = std::make_index_sequence<leaf_count_v<T>>>
@@ -41,7 +42,7 @@ struct tracked_leaves;
 template <class T, std::size_t... L>
 struct tracked_leaves<T, std::index_sequence<L...>> : tracked_slot<L, leaf_type_t<T, L>>... {
   COALESCE_HOST_DEVICE explicit tracked_leaves(const T& loaded)
-      : tracked_slot<L, leaf_type_t<T, L>>{struct_leaf<L>(loaded)}... {}
+      : tracked_slot<L, leaf_type_t<T, L>>(struct_leaf<L>(loaded))... {}
 
   template <std::size_t I>
   COALESCE_HOST_DEVICE auto& leaf() {
