@@ -14,6 +14,7 @@
 #include <coalesce/config.hpp>
 #include <coalesce/detail/chunk_walk.hpp>
 #include <coalesce/detail/device_memory.hpp>
+#include <coalesce/detail/fill_walk.hpp>
 #include <coalesce/detail/launch.hpp>
 #include <coalesce/detail/staged_walk.hpp>
 #include <coalesce/detail/strided_column.hpp>
@@ -31,7 +32,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -162,7 +162,6 @@ void for_each_index(View view, F f, cudaStream_t stream = 0) {
   }
 }
 
-
 // --- for_each --------------------------------------------------------------------------------
 
 // Calls f(element) on the device once for every element of `view`, asynchronously on `stream`;
@@ -283,45 +282,6 @@ void transform(const T* in, std::size_t size, U* out, F f, cudaStream_t stream =
 
 // --- fill ------------------------------------------------------------------------------------
 
-namespace detail {
-
-// fill's walk: every element of the walk gets `value`; nothing is loaded.
-template <class Out>
-struct store_value {
-  Out out;
-  typename Out::value_type value;
-  template <unsigned N>
-  static constexpr bool warp_cooperative = Out::template warp_staged<N>;
-
-  template <unsigned N>
-  COALESCE_DEVICE COALESCE_FORCEINLINE void run(grid_position at, unsigned lanes) const {
-    typename Out::value_type y[N];
-#pragma unroll
-    for (unsigned k = 0; k < N; ++k) y[k] = value;
-    out.template store<N>(at, y, lanes);
-  }
-  COALESCE_DEVICE COALESCE_FORCEINLINE void one(grid_position p) const { out.store_one(p, value); }
-};
-
-template <class View>
-constexpr bool fill_view_ok() {
-  constexpr bool known = view_space<View>::known;
-  static_assert(known,
-                "coalesce::fill: the view must be a soa_view, a pitched_view, a pitched_volume_view or a "
-                "cuda::std::span of device memory, or a device soa_vector, pitched_matrix or pitched_volume");
-  if constexpr (known) {
-    constexpr bool device = std::is_same_v<typename view_space<View>::type, device_space>;
-    static_assert(device,
-                  "coalesce::fill: the view is of host memory, which the GPU cannot write; fill a device container");
-    constexpr bool writable = !std::is_const_v<typename View::element_type>;
-    static_assert(!device || writable, "coalesce::fill: the view is read-only (a view of const T)");
-    return device && writable;
-  }
-  return false;
-}
-
-}  // namespace detail
-
 // Sets every element of `view` to `value` on the device, asynchronously on `stream`: one kernel
 // that stores every column in 16-byte vectors and loads nothing, so a CUDA graph capture records
 // it (unlike a container's own fill, which copies the value from pageable host memory).
@@ -344,16 +304,6 @@ void fill(View view, const T& value, cudaStream_t stream = 0) {
         "coalesce::fill kernel launch", columns);
   }
 }
-
-namespace detail {
-// An element whose every byte is zero, padding included (a T{} need not clear its padding).
-template <class T>
-T zero_bytes() {
-  T value{};
-  std::memset(static_cast<void*>(&value), 0, sizeof value);
-  return value;
-}
-}  // namespace detail
 
 // Sets every byte of every element of `view` to zero: fill with an element of zero bytes (the
 // same store-only kernel, capturable); a device container is zeroed on its stream.

@@ -268,18 +268,18 @@ void launch_stencil(const Policy& policy, const cuda::std::tuple<cuda::std::span
 }
 
 template <class T>
-inline constexpr bool is_device_pitched_view_v = false;
+inline constexpr bool is_device_view_v = false;
 template <class T>
-inline constexpr bool is_device_pitched_view_v<pitched_view<T, device_space>> = true;
+inline constexpr bool is_device_view_v<pitched_view<T, device_space>> = true;
 
 template <class T>
 struct stencil_output_of {  // refused by stencil's checks
   static constexpr bool known = false;
 };
 template <class T>
-inline constexpr bool is_device_pitched_view_v<pitched_volume_view<T, device_space>> = true;
+inline constexpr bool is_device_view_v<pitched_volume_view<T, device_space>> = true;
 template <class T>
-inline constexpr bool is_device_pitched_view_v<cuda::std::span<T>> = true;  // checked at run time
+inline constexpr bool is_device_view_v<cuda::std::span<T>> = true;  // checked at run time
 
 // Whether a view's memory is known to be the device's: a span's is checked at run time.
 template <class View>
@@ -327,7 +327,7 @@ struct stencil_output_of<pitched_volume<T, S, P, R>>
 
 template <class... Views>
 constexpr bool inputs_on_device(const stencil_inputs<Views...>*) {
-  return (is_device_pitched_view_v<Views> && ...);
+  return (is_device_view_v<Views> && ...);
 }
 
 template <class T>
