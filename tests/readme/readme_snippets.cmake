@@ -1,5 +1,7 @@
-# Reads README.md's snippets for the readme tests (included by check_cpp_snippets.cmake and
-# check_cmake_snippets.cmake, with README set to its path).
+# Reads the snippets of one Markdown file, README.md or a guide in docs/, for the readme tests
+# (included by check_cpp_snippets.cmake and check_cmake_snippets.cmake once per file, with README
+# set to the file's path and README_NAME to the name its messages give it, such as
+# docs/layouts.md; README.md without one).
 #
 # A snippet is a fenced block (```cpp, ```cmake, ...), or the code spans of one line. A snippet
 # may carry a marker: an HTML comment, which GitHub does not render, directly before it (on the
@@ -16,15 +18,17 @@
 #
 # Sets:
 #   snippet_count
-#   snippet_<i>_kind          the fence's language (cpp, cmake, sh, or "" for a bare fence), or
-#                             "inline" for the code spans of a line that follows a marker
-#   snippet_<i>_line          README line of the opening fence (of the line, for inline)
+#   snippet_<i>_kind          the fence's language (cpp, cmake, sh, {toctree} for a MyST directive,
+#                             or "" for a bare fence), or "inline" for the code spans of a line
+#                             that follows a marker
+#   snippet_<i>_line          the file's line of the opening fence (of the line, for inline)
 #   snippet_<i>_lines         the block's lines, or the line's code spans, as a list of encoded
 #                             strings: readme_decode() gives a line back as written
 #   snippet_<i>_marker_line   README line where the marker starts, "" without a marker
 #   snippet_<i>_entry_count   the marker's entries, and for each j of them:
-#   snippet_<i>_entry_<j>_key, _value, _line   (value decoded, line of the entry in README)
-#   readme_errors             "README.md:<line>: <what is wrong>" messages, a list of encoded strings
+#   snippet_<i>_entry_<j>_key, _value, _line   (value decoded, line of the entry in the file)
+#   readme_errors             "<name>:<line>: <what is wrong>" messages, a list of encoded strings;
+#                             the messages of files read before are kept
 #
 # CMake lists split on ';' and group on '[' ']', both common in C++: every line is kept with
 # those three characters replaced by control characters until readme_decode().
@@ -61,11 +65,16 @@ function(readme_decode var)
   set(${var} "${text}" PARENT_SCOPE)
 endfunction()
 
-# readme_error(<line> <message>...): records a problem found at README line <line>. A function,
+# readme_error(<line> <message>...): records a problem found at line <line> of the file being
+# read (README_NAME, or README.md). A function,
 # not a macro, which would expand a ${...} in the message; ARGV<n>, not ARGN, which would drop
 # the message's semicolons.
 function(readme_error line)
-  set(text "README.md:${line}: ")
+  if(README_NAME)
+    set(text "${README_NAME}:${line}: ")
+  else()
+    set(text "README.md:${line}: ")
+  endif()
   math(EXPR last "${ARGC} - 1")
   foreach(n RANGE 1 ${last})
     string(APPEND text "${ARGV${n}}")
@@ -82,7 +91,9 @@ readme_encode(readme_text)
 string(REPLACE "\n" " ;" readme_lines "${readme_text}")
 
 set(snippet_count 0)
-set(readme_errors "")
+if(NOT DEFINED readme_errors)
+  set(readme_errors "")
+endif()
 set(line_number 0)
 set(state text)          # text, marker or fence
 set(marker_start "")     # where the marker being read (or last read) starts
@@ -145,7 +156,7 @@ foreach(raw IN LISTS readme_lines)
     set(has_marker TRUE)
   endif()
   set(kind "")
-  if(line MATCHES "^```([A-Za-z0-9_+-]*)[ \t]*$")
+  if(line MATCHES "^```[ \t]*([^` \t]*)")  # ```cpp, or a MyST directive such as ```{toctree}
     set(kind "${CMAKE_MATCH_1}")
     set(state fence)
   elseif(has_marker)
