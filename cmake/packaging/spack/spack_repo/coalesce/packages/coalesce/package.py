@@ -19,7 +19,7 @@ class Coalesce(CMakePackage):
     version("main", branch="main")
     # Kept equal to project(VERSION) in CMakeLists.txt and <coalesce/version.hpp>: the ctest
     # package.versions fails when they disagree. The tag is the one a release of this version
-    # carries; until it exists, install @main, or build a checkout with `spack dev-build`.
+    # carries; until it exists, install @main, or `spack develop` a checkout (docs/packaging.md).
     version("0.1.0", tag="v0.1.0")
 
     depends_on("cxx", type="build")
