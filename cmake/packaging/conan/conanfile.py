@@ -39,8 +39,9 @@ class CoalesceConan(ConanFile):
         root = os.path.join(self.recipe_folder, "..", "..", "..")
         copy(self, "include/*", root, self.export_sources_folder)
         copy(self, "CMakeLists.txt", root, self.export_sources_folder)
-        copy(self, "cmake/*.cmake", root, self.export_sources_folder, keep_path=True)
-        copy(self, "cmake/*.in", root, self.export_sources_folder, keep_path=True)
+        # Conan's * also matches "/": cmake/packaging (these recipes) stays out.
+        for pattern in ("cmake/*.cmake", "cmake/*.in"):
+            copy(self, pattern, root, self.export_sources_folder, excludes="cmake/packaging/*")
         copy(self, "LICENSE", root, self.export_sources_folder)
         copy(self, "README.md", root, self.export_sources_folder)
 
