@@ -38,20 +38,20 @@
 
 namespace coalesce {
 
-// How a walk over a pitched view maps threads to elements: `threads_along_row` consecutive
-// threads take consecutive columns of one row (a warp reads 32 neighbours: one 128-byte line of
-// floats in a 128-byte-pitched row), `rows_per_block` rows go to each block, and the grid strides
-// over the rest. A threads_along_row that is not a multiple of 32 splits warps across rows: it is
-// allowed (to measure it), never the default.
+/// How a walk over a pitched view maps threads to elements: `threads_along_row` consecutive
+/// threads take consecutive columns of one row (a warp reads 32 neighbours: one 128-byte line of
+/// floats in a 128-byte-pitched row), `rows_per_block` rows go to each block, and the grid strides
+/// over the rest. A threads_along_row that is not a multiple of 32 splits warps across rows: it is
+/// allowed (to measure it), never the default.
 struct row_walk {
-  unsigned threads_along_row = 128;
-  unsigned rows_per_block = 4;
+  unsigned threads_along_row = 128;  ///< consecutive threads on one row, taking consecutive columns
+  unsigned rows_per_block = 4;       ///< rows each block takes
 };
 
-// The walk coalesce uses for rows of `cols` elements: 512 threads per block, 128 along a row
-// (128 x 4) unless the rows are narrower. Measured on an NVIDIA H200, CUDA 13.0: on a pitched
-// 200000 x 1000 float matrix, 128 x 4 beats 16 x 16, whose half-warps split each request over two
-// rows (two lines per request instead of one); see tests/device/pitched_matrix.cu.
+/// The walk coalesce uses for rows of `cols` elements: 512 threads per block, 128 along a row
+/// (128 x 4) unless the rows are narrower. Measured on an NVIDIA H200, CUDA 13.0: on a pitched
+/// 200000 x 1000 float matrix, 128 x 4 beats 16 x 16, whose half-warps split each request over two
+/// rows (two lines per request instead of one); see tests/device/pitched_matrix.cu.
 inline row_walk default_row_walk(std::size_t cols) noexcept {
   unsigned along = 128;
   while (along > 32 && along / 2 >= cols) along /= 2;
@@ -131,11 +131,11 @@ void transform_columns(const In& in, const Out& out, std::size_t rows, std::size
 }  // namespace detail
 
 
-// Calls f(r, c) on the device once for every element of `view` (a pitched_view of device
-// memory), asynchronously on `stream`; threadIdx.x runs along columns so a warp's accesses to row
-// r are coalesced. f may capture other views (a stencil reads `in`, writes `out`). For a soa_view
-// or a cuda::std::span, f(i) once for every index, consecutive threads at consecutive indices.
-// Throws coalesce::cuda_error if the launch fails.
+/// Calls f(r, c) on the device once for every element of `view` (a pitched_view of device
+/// memory), asynchronously on `stream`; threadIdx.x runs along columns so a warp's accesses to row
+/// r are coalesced. f may capture other views (a stencil reads `in`, writes `out`). For a soa_view
+/// or a cuda::std::span, f(i) once for every index, consecutive threads at consecutive indices.
+/// Throws coalesce::cuda_error if the launch fails.
 template <class View, class F>
 void for_each_index(View view, F f, row_walk shape, cudaStream_t stream = 0) {
   const auto walked = detail::as_walkable(view);
@@ -147,6 +147,7 @@ void for_each_index(View view, F f, row_walk shape, cudaStream_t stream = 0) {
     if constexpr (detail::is_pitched_view_v<walked_type>) detail::launch_row_walk(walked, f, shape, stream);
   }
 }
+/// The same with the walk coalesce picks for the view (default_row_walk for a pitched view's rows).
 template <class View, class F>
 void for_each_index(View view, F f, cudaStream_t stream = 0) {
   const auto walked = detail::as_walkable(view);
@@ -164,32 +165,32 @@ void for_each_index(View view, F f, cudaStream_t stream = 0) {
 
 // --- for_each --------------------------------------------------------------------------------
 
-// Calls f(element) on the device once for every element of `view`, asynchronously on `stream`;
-// f may modify the element through the reference it receives. `view` is a soa_view (f gets the
-// named-field proxy: p.x += p.vx * dt is the whole user code), a pitched_view or a
-// cuda::std::span of device memory.
-//
-// Each thread loads 16-byte vectors of every column (4 floats, 2 doubles) and f runs on copies in
-// registers; a column is stored back only where f changed its bits, so an in-place update of 3 of
-// 6 columns writes 3, and a read-only f writes nothing. Columns that are not vector-aligned at the
-// same element (a view of other memory) fall back to one coalesced element per thread.
-//
-// The contract, at every position (vector body, head, tail, fallback, staged structs):
-//   - f receives a reference to a copy of its element in registers, never to memory: its
-//     address says nothing about the element's place (no &x - base, no atomics on it);
-//   - what f changed is stored after f returns, and only that; a struct's padding is neither
-//     compared nor changed (rebuilt whole with the same values, it is not stored; with new
-//     values, its padding bytes go back as they were read);
-//   - of the range walked, f may read and write its own element only, not even through a view
-//     of the same memory that it captured: another element of the range may be loaded, or not
-//     yet stored, while f runs. Read neighbours from another view (for_each_index over an
-//     output, a stencil's input);
-//   - other memory f may read and write through the views, spans and pointers it captures, and
-//     add into with atomics: a histogram, a deposit into a grid, a count in a device_value. The
-//     calls run in no order, so calls that write one address need atomics, and nothing orders
-//     one call's writes before another's reads (tests/device/small_things.cu: atomics into a
-//     captured histogram and a device_value, stores to each element's slot of a span).
-// Throws coalesce::cuda_error if the launch fails.
+/// Calls f(element) on the device once for every element of `view`, asynchronously on `stream`;
+/// f may modify the element through the reference it receives. `view` is a soa_view (f gets the
+/// named-field proxy: p.x += p.vx * dt is the whole user code), a pitched_view or a
+/// cuda::std::span of device memory.
+///
+/// Each thread loads 16-byte vectors of every column (4 floats, 2 doubles) and f runs on copies in
+/// registers; a column is stored back only where f changed its bits, so an in-place update of 3 of
+/// 6 columns writes 3, and a read-only f writes nothing. Columns that are not vector-aligned at the
+/// same element (a view of other memory) fall back to one coalesced element per thread.
+///
+/// The contract, at every position (vector body, head, tail, fallback, staged structs):
+///   - f receives a reference to a copy of its element in registers, never to memory: its
+///     address says nothing about the element's place (no &x - base, no atomics on it);
+///   - what f changed is stored after f returns, and only that; a struct's padding is neither
+///     compared nor changed (rebuilt whole with the same values, it is not stored; with new
+///     values, its padding bytes go back as they were read);
+///   - of the range walked, f may read and write its own element only, not even through a view
+///     of the same memory that it captured: another element of the range may be loaded, or not
+///     yet stored, while f runs. Read neighbours from another view (for_each_index over an
+///     output, a stencil's input);
+///   - other memory f may read and write through the views, spans and pointers it captures, and
+///     add into with atomics: a histogram, a deposit into a grid, a count in a device_value. The
+///     calls run in no order, so calls that write one address need atomics, and nothing orders
+///     one call's writes before another's reads (tests/device/small_things.cu: atomics into a
+///     captured histogram and a device_value, stores to each element's slot of a span).
+/// Throws coalesce::cuda_error if the launch fails.
 template <class View, class F>
 void for_each(View view, F f, cudaStream_t stream = 0) {
   if constexpr (detail::has_view_adapter<View>::value) {
@@ -216,10 +217,10 @@ void for_each(View view, F f, cudaStream_t stream = 0) {
   }
 }
 
-// for_each over `size` elements at `data` (device memory), for arrays of structs the program
-// cannot re-lay out: a block copies a run of structs into shared memory with 16-byte loads, each
-// thread runs f on its structs there, and the run is written back with 16-byte stores (only if f
-// changed something). Arrays of 1, 2, 4, 8 or 16-byte elements move as 16-byte vectors directly.
+/// for_each over `size` elements at `data` (device memory), for arrays of structs the program
+/// cannot re-lay out: a block copies a run of structs into shared memory with 16-byte loads, each
+/// thread runs f on its structs there, and the run is written back with 16-byte stores (only if f
+/// changed something). Arrays of 1, 2, 4, 8 or 16-byte elements move as 16-byte vectors directly.
 template <class T, class F>
 void for_each(T* data, std::size_t size, F f, cudaStream_t stream = 0) {
   static_assert(!std::is_const_v<T>, "coalesce::for_each: the elements must be writable");
@@ -229,18 +230,18 @@ void for_each(T* data, std::size_t size, F f, cudaStream_t stream = 0) {
 
 // --- transform -----------------------------------------------------------------------------
 
-// Writes out[i] = f(in[i]) on the device for every element, asynchronously on `stream`. `in` and
-// `out` are views of the same shape: a soa_view, pitched_view or cuda::std::span each (a soa_view
-// of particles into a span of energies, a span into a soa_view), or for `in` several of them as
-// coalesce::inputs(a, b, ...), f then taking one element of each. f receives what in[i] is (for a
-// soa_view, the const named-field proxy) and returns the output's value type; into a soa_view,
-// f returns the whole element and every column is stored (none is loaded). Every column moves
-// as 16-byte vectors where alignment allows; inputs are read through the non-coherent
-// (read-only) path unless they overlap the output. An input may be the output itself, or one of
-// its columns (in place: each element is read before it is written, by the same thread); any
-// other overlap is refused. Throws std::invalid_argument, before launching anything, if the
-// shapes differ, an input overlaps the output without being it, or a pitched view's pitch is not
-// a whole number of elements; coalesce::cuda_error if the launch fails.
+/// Writes out[i] = f(in[i]) on the device for every element, asynchronously on `stream`. `in` and
+/// `out` are views of the same shape: a soa_view, pitched_view or cuda::std::span each (a soa_view
+/// of particles into a span of energies, a span into a soa_view), or for `in` several of them as
+/// coalesce::inputs(a, b, ...), f then taking one element of each. f receives what in[i] is (for a
+/// soa_view, the const named-field proxy) and returns the output's value type; into a soa_view,
+/// f returns the whole element and every column is stored (none is loaded). Every column moves
+/// as 16-byte vectors where alignment allows; inputs are read through the non-coherent
+/// (read-only) path unless they overlap the output. An input may be the output itself, or one of
+/// its columns (in place: each element is read before it is written, by the same thread); any
+/// other overlap is refused. Throws std::invalid_argument, before launching anything, if the
+/// shapes differ, an input overlaps the output without being it, or a pitched view's pitch is not
+/// a whole number of elements; coalesce::cuda_error if the launch fails.
 template <class In, class Out, class F>
 void transform(In in, Out out, F f, cudaStream_t stream = 0) {
   if constexpr (detail::has_view_adapter<In>::value || detail::has_view_adapter<Out>::value) {
@@ -260,16 +261,16 @@ void transform(In in, Out out, F f, cudaStream_t stream = 0) {
   }
 }
 
-// The same over coalesce::inputs(a, b, ...) (<coalesce/inputs.hpp>): out[i] = f(a[i], b[i], ...),
-// every input of out's shape, on the first input container's stream when the list has one (else
-// stream 0). An input that is the output, or one of its columns, is in place; any other overlap
-// of an input with the output throws std::invalid_argument, as for one input.
+/// The same over coalesce::inputs(a, b, ...) (<coalesce/inputs.hpp>): out[i] = f(a[i], b[i], ...),
+/// every input of out's shape, on the first input container's stream when the list has one (else
+/// stream 0). An input that is the output, or one of its columns, is in place; any other overlap
+/// of an input with the output throws std::invalid_argument, as for one input.
 template <class... Views, class Out, class F>
 void transform(const input_list<Views...>& in, Out out, F f) {
   transform(in, out, f, in.has_stream ? in.stream : cudaStream_t{});
 }
 
-// transform over `size` elements at `in` into `out` (device memory).
+/// transform over `size` elements at `in` into `out` (device memory).
 template <class T, class U, class F>
 void transform(const T* in, std::size_t size, U* out, F f, cudaStream_t stream = 0) {
   static_assert(!std::is_const_v<U>, "coalesce::transform: the output view must be writable");
@@ -282,12 +283,12 @@ void transform(const T* in, std::size_t size, U* out, F f, cudaStream_t stream =
 
 // --- fill ------------------------------------------------------------------------------------
 
-// Sets every element of `view` to `value` on the device, asynchronously on `stream`: one kernel
-// that stores every column in 16-byte vectors and loads nothing, so a CUDA graph capture records
-// it (unlike a container's own fill, which copies the value from pageable host memory).
-// coalesce::zero(view) below clears every byte. `view` is a soa_view, pitched_view, pitched_volume_view or
-// cuda::std::span of device memory; a device soa_vector, pitched_matrix or pitched_volume is filled
-// on its stream (the overloads after this one). A pitched view's padding is not written.
+/// Sets every element of `view` to `value` on the device, asynchronously on `stream`: one kernel
+/// that stores every column in 16-byte vectors and loads nothing, so a CUDA graph capture records
+/// it (unlike a container's own fill, which copies the value from pageable host memory).
+/// coalesce::zero(view) below clears every byte. `view` is a soa_view, pitched_view, pitched_volume_view or
+/// cuda::std::span of device memory; a device soa_vector, pitched_matrix or pitched_volume is filled
+/// on its stream (the overloads after this one). A pitched view's padding is not written.
 template <class View, class T>
 void fill(View view, const T& value, cudaStream_t stream = 0) {
   if constexpr (detail::has_view_adapter<View>::value) {
@@ -305,8 +306,8 @@ void fill(View view, const T& value, cudaStream_t stream = 0) {
   }
 }
 
-// Sets every byte of every element of `view` to zero: fill with an element of zero bytes (the
-// same store-only kernel, capturable); a device container is zeroed on its stream.
+/// Sets every byte of every element of `view` to zero: fill with an element of zero bytes (the
+/// same store-only kernel, capturable); a device container is zeroed on its stream.
 template <class View>
 void zero(View view, cudaStream_t stream = 0) {
   fill(view, detail::zero_bytes<std::remove_const_t<typename View::element_type>>(), stream);
@@ -331,9 +332,9 @@ struct volume_index {
 
 }  // namespace detail
 
-// Calls f(z, y, x) on the device once for every element of `volume` (a view of device memory: a
-// whole volume or any block of one), asynchronously on `stream`. A view whose rows are one
-// pitched matrix is one launch; a block cut in y is one launch per slice.
+/// Calls f(z, y, x) on the device once for every element of `volume` (a view of device memory: a
+/// whole volume or any block of one), asynchronously on `stream`. A view whose rows are one
+/// pitched matrix is one launch; a block cut in y is one launch per slice.
 template <class T, class F>
 void for_each_index(pitched_volume_view<T, device_space> volume, F f, cudaStream_t stream = 0) {
   if (volume.empty()) return;

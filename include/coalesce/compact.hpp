@@ -53,18 +53,18 @@ inline void refuse_compaction_capture(cudaStream_t stream, const char* what) {
 
 }  // namespace detail
 
-// Removes from `v` (a device soa_vector), stably, every element e for which pred(e) holds, from
-// all columns, and returns how many it removed. pred receives the const named-field proxy of an
-// element in registers and is called twice per element (once to count, once to move): it must be
-// a pure function of the element.
-//
-// Runs on v's stream and waits once, for the count, which sizes the new storage: two passes over
-// tiles of 2048 elements, the first reading only the columns pred reads, the second reading every
-// column and writing the kept elements into new storage from v's resource, which then replaces
-// v's (for a moment both are held; iterators and views of v are invalidated). Nothing is moved
-// when nothing is removed. Throws std::logic_error, having done nothing, while v's stream is being
-// captured into a CUDA graph (the wait cannot be recorded); coalesce::cuda_error if a launch, the
-// scan or the copy fails.
+/// Removes from `v` (a device soa_vector), stably, every element e for which pred(e) holds, from
+/// all columns, and returns how many it removed. pred receives the const named-field proxy of an
+/// element in registers and is called twice per element (once to count, once to move): it must be
+/// a pure function of the element.
+///
+/// Runs on v's stream and waits once, for the count, which sizes the new storage: two passes over
+/// tiles of 2048 elements, the first reading only the columns pred reads, the second reading every
+/// column and writing the kept elements into new storage from v's resource, which then replaces
+/// v's (for a moment both are held; iterators and views of v are invalidated). Nothing is moved
+/// when nothing is removed. Throws std::logic_error, having done nothing, while v's stream is being
+/// captured into a CUDA graph (the wait cannot be recorded); coalesce::cuda_error if a launch, the
+/// scan or the copy fails.
 template <class T, class Space, class Resource, class Pred>
 std::size_t erase_if(soa_vector<T, Space, Resource>& v, Pred pred) {
   static_assert(std::is_same_v<Space, device_space>,
@@ -86,13 +86,13 @@ std::size_t erase_if(soa_vector<T, Space, Resource>& v, Pred pred) {
   }
 }
 
-// Makes `out` (a device soa_vector) hold, in order, the elements e of `view` (a soa_view of device
-// memory, or a device soa_vector) for which pred(e) holds, and returns how many. pred is as for
-// erase_if. Runs on out's stream (order the input's writes before it) and waits once, for the
-// count; out gets new storage of that size from its resource, so `view` may be out's own.
-// Throws std::logic_error, having done nothing, while out's stream is being captured into a CUDA
-// graph (the wait cannot be recorded); coalesce::cuda_error if a launch, the scan or the copy
-// fails.
+/// Makes `out` (a device soa_vector) hold, in order, the elements e of `view` (a soa_view of device
+/// memory, or a device soa_vector) for which pred(e) holds, and returns how many. pred is as for
+/// erase_if. Runs on out's stream (order the input's writes before it) and waits once, for the
+/// count; out gets new storage of that size from its resource, so `view` may be out's own.
+/// Throws std::logic_error, having done nothing, while out's stream is being captured into a CUDA
+/// graph (the wait cannot be recorded); coalesce::cuda_error if a launch, the scan or the copy
+/// fails.
 template <class View, class T, class Space, class Resource, class Pred>
 std::size_t copy_if(View view, soa_vector<T, Space, Resource>& out, Pred pred) {
   static_assert(std::is_same_v<Space, device_space>,
@@ -114,14 +114,15 @@ std::size_t copy_if(View view, soa_vector<T, Space, Resource>& out, Pred pred) {
     return 0;
   }
 }
+/// The same from a device soa_vector, on the output's stream.
 template <class T, class R1, class R2, class Pred>
 std::size_t copy_if(const soa_vector<T, device_space, R1>& v, soa_vector<T, device_space, R2>& out, Pred pred) {
   return copy_if(v.const_view(), out, pred);
 }
 
-// Both change a vector's size, which only the vector can: erase_if takes the vector itself, and
-// copy_if's output is one. A view (or a const vector) handed over instead stops here, with one
-// message instead of "no instance of function template".
+/// Both change a vector's size, which only the vector can: erase_if takes the vector itself, and
+/// copy_if's output is one. A view (or a const vector) handed over instead stops here, with one
+/// message instead of "no instance of function template".
 template <class T, class Space, class Pred>
 std::size_t erase_if(soa_view<T, Space>, Pred) {
   static_assert(detail::is_container<soa_view<T, Space>>::value,
@@ -129,6 +130,7 @@ std::size_t erase_if(soa_view<T, Space>, Pred) {
                 "const vector): removing elements changes the vector's size and storage, which a view cannot");
   return 0;
 }
+/// Refused at compile time: a const vector cannot lose elements.
 template <class T, class Space, class Resource, class Pred>
 std::size_t erase_if(const soa_vector<T, Space, Resource>&, Pred) {
   static_assert(!detail::is_container<soa_vector<T, Space, Resource>>::value,

@@ -18,20 +18,20 @@
 
 namespace coalesce {
 
-// One T in device memory from `Resource` (coalesce's pool by default), allocated, written and
-// released on the resource's stream (stream()), as the containers' storage is. Device code writes
-// it through data(); get() copies it to the host once the stream has reached it.
-//
-// Capture: construction allocates, and get() waits for the stream, so both refuse with
-// std::logic_error naming the call, before they do anything, while the stream is being captured
-// into a CUDA graph; data() and stream() may be handed to work the capture records (a reduction
-// into it), and get() after a replay reads what that replay wrote. Like a container, a
-// device_value whose stream is being captured must not be destroyed or move-assigned to (its
-// release cannot be recorded), and work on another stream that writes or reads it must be ordered
-// against stream() by the caller.
-//
-// Move-only: a move takes the storage and the resource, and leaves the source holding no value
-// (data() null, get() throws std::logic_error) with a copy of its resource; swap exchanges both.
+/// One T in device memory from `Resource` (coalesce's pool by default), allocated, written and
+/// released on the resource's stream (stream()), as the containers' storage is. Device code writes
+/// it through data(); get() copies it to the host once the stream has reached it.
+///
+/// Capture: construction allocates, and get() waits for the stream, so both refuse with
+/// std::logic_error naming the call, before they do anything, while the stream is being captured
+/// into a CUDA graph; data() and stream() may be handed to work the capture records (a reduction
+/// into it), and get() after a replay reads what that replay wrote. Like a container, a
+/// device_value whose stream is being captured must not be destroyed or move-assigned to (its
+/// release cannot be recorded), and work on another stream that writes or reads it must be ordered
+/// against stream() by the caller.
+///
+/// Move-only: a move takes the storage and the resource, and leaves the source holding no value
+/// (data() null, get() throws std::logic_error) with a copy of its resource; swap exchanges both.
 template <class T, class Resource = pool_resource>
 class device_value {
   static_assert(std::is_trivially_copyable_v<T> && std::is_default_constructible_v<T> && !std::is_const_v<T> &&
@@ -44,13 +44,13 @@ class device_value {
                 "device_value");
 
  public:
-  using value_type = T;
-  using resource_type = Resource;
+  using value_type = T;            ///< the type of the value held
+  using resource_type = Resource;  ///< what allocates its device memory
 
-  // Holds `initial` (T{}, so that a get() before any device write reads defined bytes), copied in
-  // on the resource's stream; the copy has read `initial` when the constructor returns. Throws
-  // std::logic_error while that stream is being captured, coalesce::cuda_error if the allocation
-  // or the copy fails (having released what it took).
+  /// Holds `initial` (T{}, so that a get() before any device write reads defined bytes), copied in
+  /// on the resource's stream; the copy has read `initial` when the constructor returns. Throws
+  /// std::logic_error while that stream is being captured, coalesce::cuda_error if the allocation
+  /// or the copy fails (having released what it took).
   explicit device_value(const T& initial = T{}, const Resource& resource = Resource()) : storage_(resource) {
     constexpr const char* what = "coalesce::device_value(initial, resource)";
     detail::refuse_capture_of<device_space, Resource>(detail::uncapturable::allocates, resource.stream(), what,
@@ -65,37 +65,40 @@ class device_value {
                    "coalesce::device_value: cudaMemcpyAsync of the initial value");
     storage_.swap(bytes);
   }
+  /// Holds T{}, from `resource`.
   explicit device_value(const Resource& resource) : device_value(T{}, resource) {}
 
+  /// Takes other's memory and a copy of its resource; other holds nothing after.
   device_value(device_value&& other) noexcept(std::is_nothrow_copy_constructible_v<Resource>)
       : storage_(other.resource()) {
     storage_.swap(other.storage_);
   }
+  /// Takes other's memory and resource; this value's memory is released on its stream.
   device_value& operator=(device_value&& other) noexcept(std::is_nothrow_copy_constructible_v<Resource>) {
     device_value(std::move(other)).swap(*this);
     return *this;
   }
-  // No copies: one would allocate and copy on a stream, which the caller should see; construct
-  // another from get() instead.
+  /// No copies: one would allocate and copy on a stream, which the caller should see; construct
+  /// another from get() instead.
   device_value(const device_value&) = delete;
   device_value& operator=(const device_value&) = delete;
   ~device_value() = default;
 
-  void swap(device_value& other) noexcept { storage_.swap(other.storage_); }
+  void swap(device_value& other) noexcept { storage_.swap(other.storage_); }  ///< exchanges memory and resources
   friend void swap(device_value& a, device_value& b) noexcept { a.swap(b); }
 
-  // The value in device memory (null once moved from), for device code and for calls that write
-  // it on stream().
+  /// The value in device memory (null once moved from), for device code and for calls that write
+  /// it on stream().
   T* data() noexcept { return static_cast<T*>(storage_.get()); }
-  const T* data() const noexcept { return static_cast<const T*>(storage_.get()); }
-  cudaStream_t stream() const noexcept { return storage_.resource().stream(); }
-  const Resource& resource() const noexcept { return storage_.resource(); }
+  const T* data() const noexcept { return static_cast<const T*>(storage_.get()); }  ///< the same, read-only
+  cudaStream_t stream() const noexcept { return storage_.resource().stream(); }  ///< the resource's stream
+  const Resource& resource() const noexcept { return storage_.resource(); }      ///< what allocated the value
 
-  // The value as the device left it: copied to the host on stream(), after everything enqueued
-  // there before the call, and waited for. Throws std::logic_error while stream() is being
-  // captured (read it after the replay) or once the value was moved from; coalesce::cuda_error if
-  // the copy or the wait fails (an error of the work before it, such as a kernel's illegal
-  // address, is reported here).
+  /// The value as the device left it: copied to the host on stream(), after everything enqueued
+  /// there before the call, and waited for. Throws std::logic_error while stream() is being
+  /// captured (read it after the replay) or once the value was moved from; coalesce::cuda_error if
+  /// the copy or the wait fails (an error of the work before it, such as a kernel's illegal
+  /// address, is reported here).
   T get() const {
     constexpr const char* what = "coalesce::device_value::get";
     if (data() == nullptr)

@@ -16,12 +16,16 @@
 
 namespace coalesce {
 
+/// The exception for a failed CUDA runtime call: what() names the operation that failed, then the
+/// CUDA error's name and text ("coalesce: ... failed: cudaErrorMemoryAllocation: out of memory");
+/// code() is the error.
 class cuda_error : public std::runtime_error {
  public:
+  /// The failure of `what_failed` (an operation's name) with `code`.
   cuda_error(cudaError_t code, const std::string& what_failed)
       : std::runtime_error(describe(code, what_failed)), code_(code) {}
 
-  // The CUDA error code that caused the failure.
+  /// The CUDA error code that caused the failure.
   cudaError_t code() const noexcept { return code_; }
 
  private:
@@ -36,16 +40,17 @@ class cuda_error : public std::runtime_error {
   cudaError_t code_;
 };
 
-// Throws cuda_error if `code` is not cudaSuccess; `what_failed` names the operation. The runtime
-// also recorded the failure as the calling thread's last error: it is collected first
-// (cudaGetLastError), since the exception reports it. A sticky error (an illegal address) stays
-// all the same: the runtime returns it from every later call until the process ends.
+/// Throws cuda_error if `code` is not cudaSuccess; `what_failed` names the operation. The runtime
+/// also recorded the failure as the calling thread's last error: it is collected first
+/// (cudaGetLastError), since the exception reports it. A sticky error (an illegal address) stays
+/// all the same: the runtime returns it from every later call until the process ends.
 inline void throw_on_error(cudaError_t code, const char* what_failed) {
   if (code != cudaSuccess) {
     (void)::cudaGetLastError();
     throw cuda_error(code, what_failed);
   }
 }
+/// The same with the operation's name as a std::string.
 inline void throw_on_error(cudaError_t code, const std::string& what_failed) { throw_on_error(code, what_failed.c_str()); }
 
 namespace detail {

@@ -22,15 +22,15 @@
 
 namespace coalesce {
 
-// The views made by coalesce::inputs, in order (detail::slot<I>(views) is input I), with the
-// stream of the first container among them (`has_stream` says whether there was one).
+/// The views made by coalesce::inputs, in order (detail::slot<I>(views) is input I), with the
+/// stream of the first container among them (`has_stream` says whether there was one).
 template <class... Views>
 struct input_list {
-  detail::value_pack<Views...> views;
-  cudaStream_t stream = 0;
-  bool has_stream = false;
+  detail::value_pack<Views...> views;  ///< the inputs' views, in the order given
+  cudaStream_t stream = 0;             ///< the first container's stream, if has_stream
+  bool has_stream = false;             ///< whether one of the inputs was a container
 
-  static constexpr std::size_t size() noexcept { return sizeof...(Views); }
+  static constexpr std::size_t size() noexcept { return sizeof...(Views); }  ///< the number of inputs
 };
 
 namespace detail {
@@ -78,9 +78,9 @@ inline constexpr bool is_input_list_v<input_list<Views...>> = true;
 
 }  // namespace detail
 
-// The inputs of an algorithm with several: views or containers of one shape, each read as const
-// (see the top of this header). Shapes are checked by the algorithm, which throws
-// std::invalid_argument naming them when they differ.
+/// The inputs of an algorithm with several: views or containers of one shape, each read as const
+/// (see the top of this header). Shapes are checked by the algorithm, which throws
+/// std::invalid_argument naming them when they differ.
 template <class... Inputs>
 input_list<typename detail::input_of<Inputs>::type...> inputs(const Inputs&... in) {
   static_assert(sizeof...(Inputs) >= 1, "coalesce::inputs: name at least one input");

@@ -22,8 +22,8 @@
 
 namespace coalesce {
 
-// Every coalesce allocation starts on a 256-byte boundary: two 128-byte lines, what cudaMalloc
-// guarantees, and what a 16-byte vector access or a TMA descriptor needs with room to spare.
+/// Every coalesce allocation starts on a 256-byte boundary: two 128-byte lines, what cudaMalloc
+/// guarantees, and what a 16-byte vector access or a TMA descriptor needs with room to spare.
 inline constexpr std::size_t allocation_alignment = 256;
 
 // A memory resource is any copyable type with
@@ -54,46 +54,50 @@ inline void* allocated_or_throw(cudaError_t status, void* p, const std::string& 
 
 }  // namespace detail
 
-// Aligned host memory from ::operator new; throws std::bad_alloc on failure.
+/// Aligned host memory from `::operator new`; throws std::bad_alloc on failure.
 class host_resource {
  public:
-  using memory_space = host_space;
+  using memory_space = host_space;  ///< where its memory is
 
+  /// `bytes` bytes, 256-byte aligned (allocation_alignment).
   void* allocate(std::size_t bytes) { return ::operator new(bytes, std::align_val_t{allocation_alignment}); }
+  /// Releases what allocate returned.
   void deallocate(void* p, std::size_t /*bytes*/) noexcept {
     ::operator delete(p, std::align_val_t{allocation_alignment});
   }
   cudaStream_t stream() const noexcept { return cudaStream_t{}; }
 };
 
-// Stream-ordered device memory (cudaMallocAsync / cudaFreeAsync from the device's default pool)
-// on `stream`: allocation and release cost no device synchronization. Work on other streams must
-// be ordered after the allocation by the user, as with any stream-ordered allocation. The
-// default pool returns its memory to the driver at every synchronization unless the program
-// raises its release threshold; pool_resource (the default) keeps it.
+/// Stream-ordered device memory (cudaMallocAsync / cudaFreeAsync from the device's default pool)
+/// on `stream`: allocation and release cost no device synchronization. Work on other streams must
+/// be ordered after the allocation by the user, as with any stream-ordered allocation. The
+/// default pool returns its memory to the driver at every synchronization unless the program
+/// raises its release threshold; pool_resource (the default) keeps it.
 class device_resource {
  public:
-  using memory_space = device_space;
+  using memory_space = device_space;  ///< where its memory is
 
   device_resource() = default;
+  /// Allocates and releases on `stream`.
   explicit device_resource(cudaStream_t stream) noexcept : stream_(stream) {}
 
+  /// `bytes` bytes from cudaMallocAsync on stream(); throws coalesce::cuda_error on failure.
   void* allocate(std::size_t bytes) {
     detail::throw_if_earlier_error("coalesce::device_resource::allocate");
     void* p = nullptr;
     const cudaError_t status = ::cudaMallocAsync(&p, bytes, stream_);
     return detail::allocated_or_throw(status, p, "cudaMallocAsync", bytes);
   }
-  void deallocate(void* p, std::size_t /*bytes*/) noexcept { (void)::cudaFreeAsync(p, stream_); }
-  cudaStream_t stream() const noexcept { return stream_; }
+  void deallocate(void* p, std::size_t /*bytes*/) noexcept { (void)::cudaFreeAsync(p, stream_); }  ///< cudaFreeAsync on stream()
+  cudaStream_t stream() const noexcept { return stream_; }  ///< the stream allocation and release are ordered on
 
  private:
   cudaStream_t stream_{};
 };
 
-// Stream-ordered device memory from coalesce's own pool on the device that was current when the
-// resource was made (see detail::device_pool): freeing and allocating again, as temporaries do,
-// costs no trip to the driver and no synchronization. The default for device containers.
+/// Stream-ordered device memory from coalesce's own pool on the device that was current when the
+/// resource was made (see detail::device_pool): freeing and allocating again, as temporaries do,
+/// costs no trip to the driver and no synchronization. The default for device containers.
 class pool_resource {
  public:
   using memory_space = device_space;
@@ -101,10 +105,10 @@ class pool_resource {
   pool_resource() noexcept : device_(detail::current_device_or_none()) {}
   explicit pool_resource(cudaStream_t stream) noexcept : device_(detail::current_device_or_none()), stream_(stream) {}
 
-  // The null stream is the legacy stream of the device current at the call: allocation and
-  // release on it make the resource's device current for the call, so that they are ordered on
-  // that device's stream whichever device the caller has current (one process driving several
-  // GPUs destroys containers of every one of them).
+  /// The null stream is the legacy stream of the device current at the call: allocation and
+  /// release on it make the resource's device current for the call, so that they are ordered on
+  /// that device's stream whichever device the caller has current (one process driving several
+  /// GPUs destroys containers of every one of them).
   void* allocate(std::size_t bytes) {
     detail::throw_if_earlier_error("coalesce::pool_resource::allocate");
     if (device_ < 0) throw_on_error(::cudaGetDevice(&device_), "coalesce::pool_resource: cudaGetDevice");
@@ -119,7 +123,7 @@ class pool_resource {
     (void)::cudaFreeAsync(p, stream_);
   }
   cudaStream_t stream() const noexcept { return stream_; }
-  // The device the memory is on (-1 until the first allocation where none was current).
+  /// The device the memory is on (-1 until the first allocation where none was current).
   int device() const noexcept { return device_; }
 
  private:
@@ -127,21 +131,21 @@ class pool_resource {
   cudaStream_t stream_{};
 };
 
-// Gives what coalesce's pool on `device` holds beyond `keep_bytes`, and is not in use, back to the
-// driver (cudaMemPoolTrimTo). Memory still allocated, or freed on a stream that has not reached
-// the free, stays.
+/// Gives what coalesce's pool on `device` holds beyond `keep_bytes`, and is not in use, back to the
+/// driver (cudaMemPoolTrimTo). Memory still allocated, or freed on a stream that has not reached
+/// the free, stays.
 inline void trim_pool(int device, std::size_t keep_bytes = 0) {
   detail::throw_if_earlier_error("coalesce::trim_pool");
   throw_on_error(::cudaMemPoolTrimTo(detail::device_pool(device), keep_bytes), "cudaMemPoolTrimTo");
 }
-// The same on the current device.
+/// The same on the current device.
 inline void trim_pool(std::size_t keep_bytes = 0) {
   detail::throw_if_earlier_error("coalesce::trim_pool");
   int device = 0;
   throw_on_error(::cudaGetDevice(&device), "cudaGetDevice");
   trim_pool(device, keep_bytes);
 }
-// The bytes coalesce's pool on `device` holds from the driver, in use or not.
+/// The bytes coalesce's pool on `device` holds from the driver, in use or not.
 inline std::size_t pool_reserved_bytes(int device) {
   detail::throw_if_earlier_error("coalesce::pool_reserved_bytes");
   std::uint64_t bytes = 0;
@@ -150,11 +154,11 @@ inline std::size_t pool_reserved_bytes(int device) {
   return std::size_t(bytes);
 }
 
-// Page-locked host memory (cudaMallocHost): host containers whose copies to and from the device
-// run at full PCIe / NVLink speed without waiting (assign_async, copy_from_async), can be
-// captured into a CUDA graph, and that a kernel can read where the system maps it. Release
-// (cudaFreeHost) is not stream-ordered: destroy such a container only after the copies that use
-// it have completed.
+/// Page-locked host memory (cudaMallocHost): host containers whose copies to and from the device
+/// run at full PCIe / NVLink speed without waiting (assign_async, copy_from_async), can be
+/// captured into a CUDA graph, and that a kernel can read where the system maps it. Release
+/// (cudaFreeHost) is not stream-ordered: destroy such a container only after the copies that use
+/// it have completed.
 class pinned_resource {
  public:
   using memory_space = host_space;
@@ -170,8 +174,8 @@ class pinned_resource {
   cudaStream_t stream() const noexcept { return cudaStream_t{}; }
 };
 
-// Managed memory (cudaMallocManaged), migrated on demand: device containers whose bytes host code
-// may also touch (through the raw pointers; the views stay device views).
+/// Managed memory (cudaMallocManaged), migrated on demand: device containers whose bytes host code
+/// may also touch (through the raw pointers; the views stay device views).
 class managed_resource {
  public:
   using memory_space = device_space;
@@ -186,8 +190,8 @@ class managed_resource {
   cudaStream_t stream() const noexcept { return cudaStream_t{}; }
 };
 
-// Device memory from cudaMalloc / cudaFree, for code that mixes coalesce containers with
-// libraries that do not respect stream ordering.
+/// Device memory from cudaMalloc / cudaFree, for code that mixes coalesce containers with
+/// libraries that do not respect stream ordering.
 class device_synchronous_resource {
  public:
   using memory_space = device_space;
@@ -215,10 +219,10 @@ struct default_resource<device_space> {
 template <class Space>
 using default_resource_t = typename default_resource<Space>::type;
 
-// Whether `Resource` hands out page-locked host memory (it says `static constexpr bool pinned =
-// true`, as pinned_resource does). The copy engines read and write such memory directly, so a
-// copy to or from it returns at once and a CUDA graph can capture it; pageable memory is copied
-// through a staging buffer, with the calling thread waiting, and cannot be captured.
+/// Whether `Resource` hands out page-locked host memory (it says `static constexpr bool pinned =
+/// true`, as pinned_resource does). The copy engines read and write such memory directly, so a
+/// copy to or from it returns at once and a CUDA graph can capture it; pageable memory is copied
+/// through a staging buffer, with the calling thread waiting, and cannot be captured.
 template <class Resource, class = void>
 struct is_pinned_resource : std::false_type {};
 template <class Resource>

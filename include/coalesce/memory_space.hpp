@@ -8,11 +8,12 @@
 
 namespace coalesce {
 
-// Elements live in ordinary host memory: usable from plain C++, no GPU and no nvcc needed.
+/// Elements live in ordinary host memory: usable from plain C++, no GPU and no nvcc needed.
 struct host_space {};
-// Elements live in device global memory: usable in kernels through the containers' views.
+/// Elements live in device global memory: usable in kernels through the containers' views.
 struct device_space {};
 
+/// Whether Space is host_space or device_space.
 template <class Space>
 inline constexpr bool is_memory_space_v = std::is_same_v<Space, host_space> || std::is_same_v<Space, device_space>;
 

@@ -64,22 +64,22 @@
 
 namespace coalesce {
 
-// What one rank's migration moved: the particles it sent away and the ones it received.
+/// What one rank's migration moved: the particles it sent away and the ones it received.
 struct migration_counts {
-  std::size_t departed = 0;
-  std::size_t arrived = 0;
+  std::size_t departed = 0;  ///< particles sent to other ranks
+  std::size_t arrived = 0;   ///< particles received from other ranks
 };
 
-// One rank's migration in the four steps a process that drives several GPUs must interleave
-// (see the top of this header); migrate runs them in order for a process with one GPU.
+/// One rank's migration in the four steps a process that drives several GPUs must interleave
+/// (see the top of this header); migrate runs them in order for a process with one GPU.
 template <class T, class Resource = default_resource_t<device_space>>
 class particle_migration {
  public:
-  // Classifies the particles, gathers the departures grouped by destination and compacts the ones
-  // that stay (local; waits once on the vector's stream for the counts). `particles` must outlive
-  // this object, and is not to be touched until post_particles' messages have completed on its
-  // stream. Throws std::out_of_range, having moved nothing, if destination returns a rank outside
-  // the communicator; coalesce::nccl_error or coalesce::cuda_error if a call fails.
+  /// Classifies the particles, gathers the departures grouped by destination and compacts the ones
+  /// that stay (local; waits once on the vector's stream for the counts). `particles` must outlive
+  /// this object, and is not to be touched until post_particles' messages have completed on its
+  /// stream. Throws std::out_of_range, having moved nothing, if destination returns a rank outside
+  /// the communicator; coalesce::nccl_error or coalesce::cuda_error if a call fails.
   template <class Destination>
   particle_migration(soa_vector<T, device_space, Resource>& particles, Destination destination, ncclComm_t comm)
       : particles_(&particles),
@@ -101,8 +101,8 @@ class particle_migration {
     kept_ = particles.size();
   }
 
-  // Sends this rank's count for every other rank and receives theirs (one message each way per
-  // pair of ranks), inside the caller's NCCL group if one is open.
+  /// Sends this rank's count for every other rank and receives theirs (one message each way per
+  /// pair of ranks), inside the caller's NCCL group if one is open.
   void post_counts() {
     const detail::current_device_guard on_device(device_);
     detail::throw_if_earlier_error("coalesce::particle_migration::post_counts");
@@ -118,8 +118,8 @@ class particle_migration {
     });
   }
 
-  // Waits for the counts post_counts receives and makes room after the kept particles for the
-  // arrivals (the vector's first kept elements stay where they are, or move with a reallocation).
+  /// Waits for the counts post_counts receives and makes room after the kept particles for the
+  /// arrivals (the vector's first kept elements stay where they are, or move with a reallocation).
   void receive_counts() {
     const detail::current_device_guard on_device(device_);
     detail::throw_if_earlier_error("coalesce::particle_migration::receive_counts");
@@ -136,9 +136,9 @@ class particle_migration {
     particles_->resize_for_overwrite(kept_ + arrived_);
   }
 
-  // Sends each rank's departures and receives each rank's arrivals, one message per column and
-  // peer with particles to move, inside the caller's NCCL group if one is open. The messages
-  // complete on the vector's stream.
+  /// Sends each rank's departures and receives each rank's arrivals, one message per column and
+  /// peer with particles to move, inside the caller's NCCL group if one is open. The messages
+  /// complete on the vector's stream.
   void post_particles() {
     const detail::current_device_guard on_device(device_);
     detail::throw_if_earlier_error("coalesce::particle_migration::post_particles");
@@ -154,9 +154,9 @@ class particle_migration {
     });
   }
 
-  // Puts the departures back after the kept particles, before any count was posted: for a
-  // migration that cannot go on (another rank of this process found a bad destination), so that
-  // no particle is lost. The particles that stayed keep their new order.
+  /// Puts the departures back after the kept particles, before any count was posted: for a
+  /// migration that cannot go on (another rank of this process found a bad destination), so that
+  /// no particle is lost. The particles that stayed keep their new order.
   void cancel() {
     const detail::current_device_guard on_device(device_);
     detail::refuse_migration_capture(stream(), "coalesce::particle_migration::cancel");
@@ -169,11 +169,12 @@ class particle_migration {
     kept_ += n;
   }
 
-  std::size_t departed() const noexcept { return departures_.size(); }
-  std::size_t arrived() const noexcept { return arrived_; }
-  std::size_t kept() const noexcept { return kept_; }
-  // The particles bound for each rank (the departures, grouped in rank order).
+  std::size_t departed() const noexcept { return departures_.size(); }  ///< particles sent away by the last step
+  std::size_t arrived() const noexcept { return arrived_; }             ///< particles received by the last step
+  std::size_t kept() const noexcept { return kept_; }                   ///< particles this rank kept
+  /// The particles bound for each rank (the departures, grouped in rank order).
   const std::vector<std::size_t>& sent() const noexcept { return sent_; }
+  /// The particles that left this rank in the last step, grouped in rank order (see sent()).
   const soa_vector<T, device_space, Resource>& departures() const noexcept { return departures_; }
 
  private:
@@ -223,17 +224,17 @@ class particle_migration {
   std::size_t arrived_ = 0;
 };
 
-// Moves every particle of `particles` (a device soa_vector on this rank) whose owner changed to
-// rank destination(element) of `comm`, and appends the particles other ranks send here; the
-// particles that stay are compacted, their order not kept. destination receives what for_each's
-// f receives for a read-only element and returns an int rank. Call it on every rank of the
-// communicator, each process with its own GPU current (for several GPUs in one process, see
-// particle_migration). Waits twice on the vector's stream (for the counts leaving and arriving);
-// the particles themselves are in place when the stream reaches the end of the messages. Throws
-// std::out_of_range, having moved nothing, if destination returns a rank outside the
-// communicator; coalesce::nccl_error or coalesce::cuda_error if a call fails. The other ranks
-// then wait for this rank's counts: a program that goes on after the exception aborts the
-// communicator (ncclCommAbort), which ends their wait with an error.
+/// Moves every particle of `particles` (a device soa_vector on this rank) whose owner changed to
+/// rank destination(element) of `comm`, and appends the particles other ranks send here; the
+/// particles that stay are compacted, their order not kept. destination receives what for_each's
+/// f receives for a read-only element and returns an int rank. Call it on every rank of the
+/// communicator, each process with its own GPU current (for several GPUs in one process, see
+/// particle_migration). Waits twice on the vector's stream (for the counts leaving and arriving);
+/// the particles themselves are in place when the stream reaches the end of the messages. Throws
+/// std::out_of_range, having moved nothing, if destination returns a rank outside the
+/// communicator; coalesce::nccl_error or coalesce::cuda_error if a call fails. The other ranks
+/// then wait for this rank's counts: a program that goes on after the exception aborts the
+/// communicator (ncclCommAbort), which ends their wait with an error.
 template <class T, class Resource, class Destination>
 migration_counts migrate(soa_vector<T, device_space, Resource>& particles, Destination destination, ncclComm_t comm) {
   detail::refuse_migration_capture(particles.stream(), "coalesce::migrate");
@@ -244,13 +245,13 @@ migration_counts migrate(soa_vector<T, device_space, Resource>& particles, Desti
   return {migration.departed(), migration.arrived()};
 }
 
-// The same for a process that drives several GPUs, one rank each: particles[r] lives on GPU
-// devices[r], and comms[r] is its rank (from ncclCommInitAll). Runs the four steps of every rank,
-// each with its GPU current, posting the messages of all of them in one NCCL group per step, and
-// makes the GPU that was current current again. Returns each rank's counts. Throws
-// std::invalid_argument if the three lists differ in length, and as migrate does; where one
-// rank's destination is bad, the ranks made before it put their departures back, so that no
-// vector loses a particle (those that stayed are compacted, and the departures follow them).
+/// The same for a process that drives several GPUs, one rank each: particles[r] lives on GPU
+/// devices[r], and comms[r] is its rank (from ncclCommInitAll). Runs the four steps of every rank,
+/// each with its GPU current, posting the messages of all of them in one NCCL group per step, and
+/// makes the GPU that was current current again. Returns each rank's counts. Throws
+/// std::invalid_argument if the three lists differ in length, and as migrate does; where one
+/// rank's destination is bad, the ranks made before it put their departures back, so that no
+/// vector loses a particle (those that stayed are compacted, and the departures follow them).
 template <class T, class Resource, class Destination>
 std::vector<migration_counts> migrate(std::vector<soa_vector<T, device_space, Resource>>& particles, Destination destination,
                                       const std::vector<ncclComm_t>& comms, const std::vector<int>& devices) {

@@ -12,44 +12,45 @@
 #include <cstddef>
 #include <cstdint>
 
+/// What a warp's memory access costs, computed from its 32 addresses on the host.
 namespace coalesce::model {
 
-inline constexpr unsigned warp_size = 32;
-inline constexpr unsigned sector_bytes = 32;       // the unit L1 and L2 move
-inline constexpr unsigned line_bytes = 128;        // 4 sectors: the classic "transaction"
-// DRAM is read in pairs of sectors: measured on an NVIDIA H200 (CUDA 13.0), isolated 4-byte reads
-// at strides of 64 and 128 bytes each pulled 64 bytes from DRAM, at 32 bytes each 32.
+inline constexpr unsigned warp_size = 32;          ///< threads in a warp
+inline constexpr unsigned sector_bytes = 32;       ///< the unit L1 and L2 move
+inline constexpr unsigned line_bytes = 128;        ///< 4 sectors: the classic "transaction"
+/// DRAM is read in pairs of sectors: measured on an NVIDIA H200 (CUDA 13.0), isolated 4-byte reads
+/// at strides of 64 and 128 bytes each pulled 64 bytes from DRAM, at 32 bytes each 32.
 inline constexpr unsigned dram_granule_bytes = 64;
-inline constexpr unsigned bank_count = 32;
-inline constexpr unsigned bank_bytes = 4;
+inline constexpr unsigned bank_count = 32;  ///< shared memory banks
+inline constexpr unsigned bank_bytes = 4;   ///< the width of one bank
 
-// The cost of one or more warp-wide global memory instructions.
+/// The cost of one or more warp-wide global memory instructions.
 struct global_cost {
-  unsigned requests = 0;         // warp-level instructions that had an active thread
-  unsigned sectors = 0;          // distinct 32 B sectors touched, summed over requests
-  unsigned lines = 0;            // distinct 128 B lines touched, summed over requests
-  std::size_t useful_bytes = 0;  // distinct bytes the threads asked for
-  std::size_t moved_bytes = 0;   // 32 * sectors: what L1/L2 move
-  std::size_t dram_bytes = 0;    // 64 B pieces touched x 64: what DRAM moves on a cold read
+  unsigned requests = 0;         ///< warp-level instructions that had an active thread
+  unsigned sectors = 0;          ///< distinct 32 B sectors touched, summed over requests
+  unsigned lines = 0;            ///< distinct 128 B lines touched, summed over requests
+  std::size_t useful_bytes = 0;  ///< distinct bytes the threads asked for
+  std::size_t moved_bytes = 0;   ///< 32 * sectors: what L1/L2 move
+  std::size_t dram_bytes = 0;    ///< 64 B pieces touched x 64: what DRAM moves on a cold read
 
-  // useful_bytes / (32 * sectors): 1 when every byte moved was asked for.
+  /// useful_bytes / (32 * sectors): 1 when every byte moved was asked for.
   COALESCE_HOST_DEVICE constexpr double efficiency() const {
     return sectors == 0 ? 1.0 : static_cast<double>(useful_bytes) / (double(sector_bytes) * sectors);
   }
-  // useful_bytes / (128 * lines): the seed material's transaction model.
+  /// useful_bytes / (128 * lines): the seed material's transaction model.
   COALESCE_HOST_DEVICE constexpr double line_efficiency() const {
     return lines == 0 ? 1.0 : static_cast<double>(useful_bytes) / (double(line_bytes) * lines);
   }
-  // What the hardware counter l1tex__t_sectors_..._ld.sum / l1tex__t_requests_..._ld.sum reads.
+  /// What the hardware counter l1tex__t_sectors_..._ld.sum / l1tex__t_requests_..._ld.sum reads.
   COALESCE_HOST_DEVICE constexpr double sectors_per_request() const {
     return requests == 0 ? 0.0 : static_cast<double>(sectors) / requests;
   }
 };
 
-// The cost of one warp-wide shared memory instruction.
+/// The cost of one warp-wide shared memory instruction.
 struct shared_cost {
-  unsigned wavefronts = 0;       // passes through the 32 banks the instruction needs
-  unsigned conflict_degree = 0;  // the worst n-way bank conflict in any pass (1: none)
+  unsigned wavefronts = 0;       ///< passes through the 32 banks the instruction needs
+  unsigned conflict_degree = 0;  ///< the worst n-way bank conflict in any pass (1: none)
 };
 
 namespace detail {
@@ -199,9 +200,9 @@ struct strided_lane {
 
 }  // namespace detail
 
-// The cost of a warp-wide global access whose active lanes are the set bits of `active_mask` and
-// whose lane i reads or writes `elem_bytes` (1, 2, 4, 8 or 16) at byte address `address_of(i)`.
-// Precondition: addresses are multiples of elem_bytes, as CUDA requires.
+/// The cost of a warp-wide global access whose active lanes are the set bits of `active_mask` and
+/// whose lane i reads or writes `elem_bytes` (1, 2, 4, 8 or 16) at byte address `address_of(i)`.
+/// Precondition: addresses are multiples of elem_bytes, as CUDA requires.
 COALESCE_DETAIL_EXEC_CHECK_DISABLE
 template <class AddressOf>
 COALESCE_HOST_DEVICE constexpr global_cost warp_global_access(const AddressOf& address_of, unsigned elem_bytes,
@@ -210,7 +211,7 @@ COALESCE_HOST_DEVICE constexpr global_cost warp_global_access(const AddressOf& a
                                          : global_cost{};
 }
 
-// The same for a shared-memory access.
+/// The same for a shared-memory access.
 COALESCE_DETAIL_EXEC_CHECK_DISABLE
 template <class AddressOf>
 COALESCE_HOST_DEVICE constexpr shared_cost warp_shared_access(const AddressOf& address_of, unsigned elem_bytes,
@@ -233,21 +234,22 @@ COALESCE_HOST_DEVICE constexpr global_cost global_access_of(const Array& address
 
 }  // namespace detail
 
-// The cost of N threads' global accesses: thread t accesses `elem_bytes` at byte_addresses[t].
-// Threads 32k..32k+31 form warp k, one request each (the last warp may be partial).
+/// The cost of N threads' global accesses: thread t accesses `elem_bytes` at byte_addresses[t].
+/// Threads 32k..32k+31 form warp k, one request each (the last warp may be partial).
 template <std::size_t N>
 COALESCE_HOST_DEVICE constexpr global_cost global_access(const cuda::std::array<std::uint64_t, N>& byte_addresses,
                                                          unsigned elem_bytes) {
   return detail::global_access_of<detail::array_lane<cuda::std::array<std::uint64_t, N>>>(byte_addresses, N, elem_bytes);
 }
 
+/// The same from a std::array of addresses (host code).
 template <std::size_t N>
 constexpr global_cost global_access(const std::array<std::uint64_t, N>& byte_addresses, unsigned elem_bytes) {
   return global_access(detail::to_cuda_array(byte_addresses), elem_bytes);
 }
 
-// The cost of one warp's shared access (N <= 32 threads; fewer means a partial warp).
-// wavefronts: passes through the banks; conflict_degree: the worst n-way conflict.
+/// The cost of one warp's shared access (N <= 32 threads; fewer means a partial warp).
+/// wavefronts: passes through the banks; conflict_degree: the worst n-way conflict.
 template <std::size_t N>
 COALESCE_HOST_DEVICE constexpr shared_cost shared_access(const cuda::std::array<std::uint64_t, N>& byte_addresses,
                                                          unsigned elem_bytes) {
@@ -256,12 +258,13 @@ COALESCE_HOST_DEVICE constexpr shared_cost shared_access(const cuda::std::array<
   return warp_shared_access(lane, elem_bytes, detail::lanes_mask(N));
 }
 
+/// The same from a std::array of addresses (host code).
 template <std::size_t N>
 constexpr shared_cost shared_access(const std::array<std::uint64_t, N>& byte_addresses, unsigned elem_bytes) {
   return shared_access(detail::to_cuda_array(byte_addresses), elem_bytes);
 }
 
-// Thread t (of `threads`, in warps of 32) accesses `elem_bytes` at base_bytes + t * stride_bytes.
+/// Thread t (of `threads`, in warps of 32) accesses `elem_bytes` at base_bytes + t * stride_bytes.
 COALESCE_HOST_DEVICE constexpr global_cost strided_access(std::size_t stride_bytes, unsigned elem_bytes,
                                                           std::size_t base_bytes = 0, unsigned threads = warp_size) {
   global_cost total{};
@@ -272,24 +275,24 @@ COALESCE_HOST_DEVICE constexpr global_cost strided_access(std::size_t stride_byt
   return total;
 }
 
-// The seed material's closed form for lines moved by a strided warp access starting on a line
-// boundary: ceil(((threads - 1) * stride + elem) / 128), valid while stride <= 128.
+/// The seed material's closed form for lines moved by a strided warp access starting on a line
+/// boundary: ceil(((threads - 1) * stride + elem) / 128), valid while stride <= 128.
 COALESCE_HOST_DEVICE constexpr unsigned seed_line_formula(std::size_t stride_bytes, unsigned elem_bytes,
                                                           unsigned threads = warp_size) {
   return static_cast<unsigned>(((threads - 1) * stride_bytes + elem_bytes + line_bytes - 1) / line_bytes);
 }
 
-// The halo of a stencil walked in bands (coalesce::stencil's band walk): each thread computes a
-// vector of `vector_elements` outputs in `rows_per_thread` consecutive rows, a block is `block_x`
-// threads across and `block_y` bands down, and every thread loads its vector of each input row
-// it needs (radius rows above and below its own) and the `radius` elements on either side. If
-// L1 keeps what a block loads until its threads are done, L2 serves each sector a block touches
-// once: (block_y * rows_per_thread + 2 * radius) rows, each the block's span of
-// block_x * vector_elements elements plus the sectors holding the halo elements either side. This
-// returns that, over the output sectors the block writes: the L1-to-L2 read traffic of one input
-// per sector of output. Rows start on 32-byte boundaries and the block's span is whole sectors.
-// For floats at radius 1: one vector a thread in blocks of 256 across (the walk's first design)
-// gives 3 x 130 / 128 = 3.05, the bands of 64 x 4 threads and 2 rows 10 x 34 / 256 = 1.33.
+/// The halo of a stencil walked in bands (coalesce::stencil's band walk): each thread computes a
+/// vector of `vector_elements` outputs in `rows_per_thread` consecutive rows, a block is `block_x`
+/// threads across and `block_y` bands down, and every thread loads its vector of each input row
+/// it needs (radius rows above and below its own) and the `radius` elements on either side. If
+/// L1 keeps what a block loads until its threads are done, L2 serves each sector a block touches
+/// once: (block_y * rows_per_thread + 2 * radius) rows, each the block's span of
+/// block_x * vector_elements elements plus the sectors holding the halo elements either side. This
+/// returns that, over the output sectors the block writes: the L1-to-L2 read traffic of one input
+/// per sector of output. Rows start on 32-byte boundaries and the block's span is whole sectors.
+/// For floats at radius 1: one vector a thread in blocks of 256 across (the walk's first design)
+/// gives 3 x 130 / 128 = 3.05, the bands of 64 x 4 threads and 2 rows 10 x 34 / 256 = 1.33.
 COALESCE_HOST_DEVICE constexpr double band_halo_sectors_per_output_sector(unsigned radius, unsigned elem_bytes,
                                                                           unsigned vector_elements, unsigned rows_per_thread,
                                                                           unsigned block_x, unsigned block_y) {

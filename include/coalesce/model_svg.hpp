@@ -50,9 +50,9 @@ inline std::string line(double x1, double y1, double x2, double y2, const char* 
 
 }  // namespace detail
 
-// One warp's global access: lane i touches elem_bytes at byte_addresses[i] (N <= 32).
-// Draws the threads on top and every 128-byte line the warp touches below, its 4 sectors shaded
-// when moved, the requested bytes in darker colour, and the cost from global_access().
+/// One warp's global access: lane i touches elem_bytes at byte_addresses[i] (N <= 32).
+/// Draws the threads on top and every 128-byte line the warp touches below, its 4 sectors shaded
+/// when moved, the requested bytes in darker colour, and the cost from global_access().
 template <std::size_t N>
 std::string global_access_svg(const std::array<std::uint64_t, N>& byte_addresses, unsigned elem_bytes,
                               const std::string& title) {
@@ -113,8 +113,8 @@ std::string global_access_svg(const std::array<std::uint64_t, N>& byte_addresses
   return s + "</svg>\n";
 }
 
-// One warp's shared-memory access: the 32 banks as columns, each distinct 4-byte word a cell in
-// its bank's column (a column of k cells is a k-way conflict), and the cost from shared_access().
+/// One warp's shared-memory access: the 32 banks as columns, each distinct 4-byte word a cell in
+/// its bank's column (a column of k cells is a k-way conflict), and the cost from shared_access().
 template <std::size_t N>
 std::string shared_access_svg(const std::array<std::uint64_t, N>& byte_addresses, unsigned elem_bytes,
                               const std::string& title) {

@@ -45,7 +45,7 @@
 
 namespace coalesce {
 
-// An NCCL call that failed: its result, and NCCL's text for it.
+/// An NCCL call that failed: its result, and NCCL's text for it.
 class nccl_error : public std::runtime_error {
  public:
   nccl_error(ncclResult_t result, const std::string& what)
@@ -60,9 +60,9 @@ inline void throw_on_nccl_error(ncclResult_t result, const char* what) {
   if (result != ncclSuccess) throw nccl_error(result, what);
 }
 
-// The ranks that own the rows above and below a block; -1 where the block is at the domain's
-// edge (its halo there is left as it is: the boundary condition's to fill). For a periodic
-// domain, the first and last ranks are each other's neighbours.
+/// The ranks that own the rows above and below a block; -1 where the block is at the domain's
+/// edge (its halo there is left as it is: the boundary condition's to fill). For a periodic
+/// domain, the first and last ranks are each other's neighbours.
 struct row_neighbours {
   int above = -1;
   int below = -1;
@@ -162,16 +162,16 @@ inline void require_room_for_halos(std::size_t extent, std::size_t halo, const c
 
 }  // namespace detail
 
-// Sends the block's first and last `halo` own rows to the ranks above and below, and receives
-// their rows into its halos, ordered on `stream`: work queued on `stream` afterwards sees the
-// halos, and `stream` must be ordered after the writes of the rows it sends. Every rank's block
-// must have the same columns and pitch (the matrices of one shape and policy do), and own the
-// padding between its rows alike. The `halo` rows go as one message each way where the block
-// owns that padding (a whole matrix's view does), and one message per row where it does not (a
-// block narrower than its matrix: the padding is its neighbour's columns); ranks that chose
-// differently would post messages that do not pair. One NCCL group; inside a group the caller
-// opened, it joins that one. Throws std::invalid_argument if the block is too short for its
-// halos, coalesce::nccl_error if NCCL fails.
+/// Sends the block's first and last `halo` own rows to the ranks above and below, and receives
+/// their rows into its halos, ordered on `stream`: work queued on `stream` afterwards sees the
+/// halos, and `stream` must be ordered after the writes of the rows it sends. Every rank's block
+/// must have the same columns and pitch (the matrices of one shape and policy do), and own the
+/// padding between its rows alike. The `halo` rows go as one message each way where the block
+/// owns that padding (a whole matrix's view does), and one message per row where it does not (a
+/// block narrower than its matrix: the padding is its neighbour's columns); ranks that chose
+/// differently would post messages that do not pair. One NCCL group; inside a group the caller
+/// opened, it joins that one. Throws std::invalid_argument if the block is too short for its
+/// halos, coalesce::nccl_error if NCCL fails.
 template <class T>
 void exchange_row_halos(pitched_view<T> block, std::size_t halo, row_neighbours neighbours, ncclComm_t comm,
                         cudaStream_t stream) {
@@ -189,25 +189,25 @@ void exchange_row_halos(pitched_view<T> block, std::size_t halo, row_neighbours 
                              comm, stream, what);
 }
 
-// The split-phase form, for overlap: start() posts the exchange on a stream of its own, and
-// finish() makes the stream of the work that reads the halos wait for it, so that the block's
-// interior can be computed meanwhile. Inside a group the caller opened (one process driving
-// several GPUs), NCCL queues the messages only at the group's end, so finish() comes after the
-// outermost ncclGroupEnd: it marks the exchange stream there. Holds one CUDA event (of the
-// current device when made).
+/// The split-phase form, for overlap: start() posts the exchange on a stream of its own, and
+/// finish() makes the stream of the work that reads the halos wait for it, so that the block's
+/// interior can be computed meanwhile. Inside a group the caller opened (one process driving
+/// several GPUs), NCCL queues the messages only at the group's end, so finish() comes after the
+/// outermost ncclGroupEnd: it marks the exchange stream there. Holds one CUDA event (of the
+/// current device when made).
 template <class T>
 class row_halo_exchange {
  public:
   row_halo_exchange(pitched_view<T> block, std::size_t halo, row_neighbours neighbours, ncclComm_t comm)
       : block_(block), halo_(halo), neighbours_(neighbours), comm_(comm), done_("coalesce::row_halo_exchange") {}
 
-  // Posts the exchange on `exchange_stream`, which must be ordered after the writes of the rows
-  // it sends.
+  /// Posts the exchange on `exchange_stream`, which must be ordered after the writes of the rows
+  /// it sends.
   void start(cudaStream_t exchange_stream) {
     exchange_row_halos(block_, halo_, neighbours_, comm_, exchange_stream);
     exchange_stream_ = exchange_stream;
   }
-  // Work queued on `work_stream` from now on sees the halos. After the outermost ncclGroupEnd.
+  /// Work queued on `work_stream` from now on sees the halos. After the outermost ncclGroupEnd.
   void finish(cudaStream_t work_stream) { done_.order(exchange_stream_, work_stream, "coalesce::row_halo_exchange::finish"); }
 
  private:
@@ -219,46 +219,46 @@ class row_halo_exchange {
   detail::halos_done_event done_;
 };
 
-// The ranks that own the columns left and right of a block; -1 at the domain's edge.
+/// The ranks that own the columns left and right of a block; -1 at the domain's edge.
 struct column_neighbours {
   int left = -1;
   int right = -1;
 };
 
-// The axes of a volume, named by the coordinate that changes along them: a split along z gives
-// each rank a block of whole planes, along y a block of rows of every plane, along x of columns.
+/// The axes of a volume, named by the coordinate that changes along them: a split along z gives
+/// each rank a block of whole planes, along y a block of rows of every plane, along x of columns.
 enum class volume_axis { z, y, x };
 
-// The ranks that own the blocks before a block (smaller coordinates along the axis) and after it;
-// -1 at the domain's edge.
+/// The ranks that own the blocks before a block (smaller coordinates along the axis) and after it;
+/// -1 at the domain's edge.
 struct axis_neighbours {
   int before = -1;
   int after = -1;
 };
 
-// The halo exchange of a volume split along one axis. The block holds `halo` extra layers on
-// either side along `axis`: layers [0, halo) receive the last own layers of the rank before, the
-// last `halo` layers the first own layers of the rank after. It runs in three steps on one stream,
-// given when it is made:
-//   pack()   copies the block's first and last `halo` own layers into send buffers;
-//   post()   sends them and receives the neighbours' into receive buffers (one NCCL group; inside
-//            a group the caller opened - one process driving several GPUs posts every rank's
-//            exchange in one group - it joins that one);
-//   unpack() copies what was received into the halo layers; call it after the group has ended.
-// exchange() does the three for one rank per process. The split-phase form, for overlap: start()
-// packs and posts (inside the caller's group, if one is open), and finish(work_stream), after the
-// outermost ncclGroupEnd, unpacks and makes `work_stream` wait for the halos, so that work on
-// other streams may compute the block's interior meanwhile.
-//
-// A face that is one run of memory goes as it is, with no buffers, and pack() and unpack() do
-// nothing: `halo` planes of a volume whose planes follow each other at the pitch and whose rows
-// own their padding (a whole volume's view), or `halo` rows of a volume of one plane. Other faces
-// - across rows or columns of a deep volume, or of a block narrower than its volume - are packed
-// and unpacked by one coalesced kernel launch for both sides. The four packed faces are one
-// allocation from coalesce's pool on the stream, freed in stream order when the exchange is
-// destroyed; make the exchange with the block's device current. Every rank's block must have the
-// same shape, and own its rows' padding alike. Throws std::invalid_argument if the block
-// is too thin for its halos, coalesce::nccl_error or coalesce::cuda_error if NCCL or CUDA fails.
+/// The halo exchange of a volume split along one axis. The block holds `halo` extra layers on
+/// either side along `axis`: layers [0, halo) receive the last own layers of the rank before, the
+/// last `halo` layers the first own layers of the rank after. It runs in three steps on one stream,
+/// given when it is made:
+///   pack()   copies the block's first and last `halo` own layers into send buffers;
+///   post()   sends them and receives the neighbours' into receive buffers (one NCCL group; inside
+///            a group the caller opened - one process driving several GPUs posts every rank's
+///            exchange in one group - it joins that one);
+///   unpack() copies what was received into the halo layers; call it after the group has ended.
+/// exchange() does the three for one rank per process. The split-phase form, for overlap: start()
+/// packs and posts (inside the caller's group, if one is open), and finish(work_stream), after the
+/// outermost ncclGroupEnd, unpacks and makes `work_stream` wait for the halos, so that work on
+/// other streams may compute the block's interior meanwhile.
+///
+/// A face that is one run of memory goes as it is, with no buffers, and pack() and unpack() do
+/// nothing: `halo` planes of a volume whose planes follow each other at the pitch and whose rows
+/// own their padding (a whole volume's view), or `halo` rows of a volume of one plane. Other faces
+/// - across rows or columns of a deep volume, or of a block narrower than its volume - are packed
+/// and unpacked by one coalesced kernel launch for both sides. The four packed faces are one
+/// allocation from coalesce's pool on the stream, freed in stream order when the exchange is
+/// destroyed; make the exchange with the block's device current. Every rank's block must have the
+/// same shape, and own its rows' padding alike. Throws std::invalid_argument if the block
+/// is too thin for its halos, coalesce::nccl_error or coalesce::cuda_error if NCCL or CUDA fails.
 template <class T>
 class volume_halo_exchange {
   static_assert(!std::is_const_v<T>, "coalesce::volume_halo_exchange: the block receives its halos: pass a writable view");
@@ -304,8 +304,8 @@ class volume_halo_exchange {
                                                            what_);
   }
 
-  // pack, post and unpack: for one rank per process, not inside a group the caller opened (the
-  // unpack would be queued before the receives it reads).
+  /// pack, post and unpack: for one rank per process, not inside a group the caller opened (the
+  /// unpack would be queued before the receives it reads).
   void exchange() {
     pack();
     post();
@@ -316,14 +316,14 @@ class volume_halo_exchange {
     pack();
     post();
   }
-  // Work queued on `work_stream` from now on sees the halos. After the outermost ncclGroupEnd.
+  /// Work queued on `work_stream` from now on sees the halos. After the outermost ncclGroupEnd.
   void finish(cudaStream_t work_stream) {
     unpack();
     if (!done_) done_.emplace(what_);
     done_->order(stream_, work_stream, what_);
   }
 
-  // Whether the faces are packed (false: they go from the block's memory as they are).
+  /// Whether the faces are packed (false: they go from the block's memory as they are).
   bool packs() const noexcept { return buffers_.get() != nullptr; }
 
  private:
@@ -369,13 +369,13 @@ class volume_halo_exchange {
   std::optional<detail::halos_done_event> done_;  // made by the first finish()
 };
 
-// A matrix split into blocks of columns, with `halo` columns on either side: columns [0, halo)
-// receive the last own columns of the rank on the left, [cols - halo, cols) the first of the rank
-// on the right. The steps and their rules are volume_halo_exchange's (the matrix is a volume of
-// one plane split along x): pack() copies the strips sent into buffers, post() sends and
-// receives them, unpack() copies the received strips into the halo columns, exchange() does the
-// three, and start() / finish(work_stream) are the split-phase form; pack and unpack are one
-// coalesced kernel launch each, for both sides.
+/// A matrix split into blocks of columns, with `halo` columns on either side: columns [0, halo)
+/// receive the last own columns of the rank on the left, [cols - halo, cols) the first of the rank
+/// on the right. The steps and their rules are volume_halo_exchange's (the matrix is a volume of
+/// one plane split along x): pack() copies the strips sent into buffers, post() sends and
+/// receives them, unpack() copies the received strips into the halo columns, exchange() does the
+/// three, and start() / finish(work_stream) are the split-phase form; pack and unpack are one
+/// coalesced kernel launch each, for both sides.
 template <class T>
 class column_halo_exchange {
   static_assert(!std::is_const_v<T>, "coalesce::column_halo_exchange: the block receives its halos: pass a writable view");

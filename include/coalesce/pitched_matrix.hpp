@@ -22,44 +22,44 @@
 
 namespace coalesce {
 
-// Pitch policy: every row starts on a multiple of `Bytes` (a power of two). 128 (the default) is
-// one cache line: the fewest lines per row. 512 matches cudaMallocPitch and texture binding;
-// 16 is the least padding that still allows 16-byte vector access to every row.
+/// Pitch policy: every row starts on a multiple of `Bytes` (a power of two). 128 (the default) is
+/// one cache line: the fewest lines per row. 512 matches cudaMallocPitch and texture binding;
+/// 16 is the least padding that still allows 16-byte vector access to every row.
 template <std::size_t Bytes>
 struct aligned_rows {
   static_assert(detail::is_power_of_two(Bytes) && Bytes <= 4096,
                 "coalesce::aligned_rows<Bytes>: Bytes must be a power of two no larger than 4096");
   static constexpr std::size_t row_alignment = Bytes;
 
-  // The pitch for rows of `row_bytes` bytes: the next multiple of the alignment.
+  /// The pitch for rows of `row_bytes` bytes: the next multiple of the alignment.
   static constexpr std::size_t pitch_bytes(std::size_t row_bytes) { return (row_bytes + Bytes - 1) / Bytes * Bytes; }
 };
 
 using line_aligned_rows = aligned_rows<128>;
 
-// An owning row-major matrix of rows x cols elements of T, each row padded to the pitch policy's
-// alignment (128 bytes by default), the base 256-byte aligned (more when the policy asks), in the
-// memory of `Space`. New elements are zero bytes. Copies and fills are ordered on the resource's
-// stream (stream()), and so are coalesce's algorithms handed the matrix; its view carries no
-// stream. to_vector, and copy_from into a host matrix, wait for that stream; copy_from_async
-// never waits, and with copy_from into a device matrix from device or pinned memory, for_each,
-// transform and for_each_index is what a CUDA graph capture may record. While the stream of a
-// device matrix or of a pinned host matrix is being captured, the calls a graph cannot record
-// throw std::logic_error naming the call, before they allocate, enqueue or change anything:
-// construction of a non-empty matrix, copies, copy assignment and resize to another shape (they
-// allocate or release), a device matrix's fill and copy_from from pageable memory (they copy it),
-// copy_from into a host matrix from a device one and to_vector (they wait). A plain host matrix
-// asks nothing.
-//
-// Resources: a copy takes the source's resource (or the one given), copy assignment keeps this
-// matrix's, and a move takes the source's with its storage; the moved-from matrix is left 0 x 0
-// (pitch 0, nothing allocated) with a copy of its resource, so its stream() is what it was. swap
-// exchanges the resources with the elements. Exceptions: resize and copy assignment give the
-// strong guarantee (on failure the matrix is as it was, and nothing leaks); fill and copy_from
-// the basic one (a device copy that fails may leave the elements partly written); moves and swap
-// throw nothing. A device matrix's memory is released on its stream: work on another stream that
-// still reads it must be ordered before the destructor, and a matrix whose stream is being
-// captured must not be destroyed or move-assigned to (the release cannot be recorded).
+/// An owning row-major matrix of rows x cols elements of T, each row padded to the pitch policy's
+/// alignment (128 bytes by default), the base 256-byte aligned (more when the policy asks), in the
+/// memory of `Space`. New elements are zero bytes. Copies and fills are ordered on the resource's
+/// stream (stream()), and so are coalesce's algorithms handed the matrix; its view carries no
+/// stream. to_vector, and copy_from into a host matrix, wait for that stream; copy_from_async
+/// never waits, and with copy_from into a device matrix from device or pinned memory, for_each,
+/// transform and for_each_index is what a CUDA graph capture may record. While the stream of a
+/// device matrix or of a pinned host matrix is being captured, the calls a graph cannot record
+/// throw std::logic_error naming the call, before they allocate, enqueue or change anything:
+/// construction of a non-empty matrix, copies, copy assignment and resize to another shape (they
+/// allocate or release), a device matrix's fill and copy_from from pageable memory (they copy it),
+/// copy_from into a host matrix from a device one and to_vector (they wait). A plain host matrix
+/// asks nothing.
+///
+/// Resources: a copy takes the source's resource (or the one given), copy assignment keeps this
+/// matrix's, and a move takes the source's with its storage; the moved-from matrix is left 0 x 0
+/// (pitch 0, nothing allocated) with a copy of its resource, so its stream() is what it was. swap
+/// exchanges the resources with the elements. Exceptions: resize and copy assignment give the
+/// strong guarantee (on failure the matrix is as it was, and nothing leaks); fill and copy_from
+/// the basic one (a device copy that fails may leave the elements partly written); moves and swap
+/// throw nothing. A device matrix's memory is released on its stream: work on another stream that
+/// still reads it must be ordered before the destructor, and a matrix whose stream is being
+/// captured must not be destroyed or move-assigned to (the release cannot be recorded).
 template <class T, class Space = device_space, class PitchPolicy = line_aligned_rows,
           class Resource = default_resource_t<Space>>
 class pitched_matrix {
@@ -84,34 +84,34 @@ class pitched_matrix {
   using view_type = pitched_view<T, Space>;
   using const_view_type = pitched_view<const T, Space>;
 
-  // An empty matrix (0 x 0); no allocation.
+  /// An empty matrix (0 x 0); no allocation.
   pitched_matrix() = default;
   explicit pitched_matrix(const Resource& resource) noexcept(moves_nothrow) : storage_(resource) {}
 
-  // rows x cols zero elements (the padding is zeroed too, so vector reads past the last column
-  // see defined bytes). Throws std::length_error if the bytes overflow std::size_t, and
-  // coalesce::cuda_error (or std::bad_alloc in host space) if allocation fails.
+  /// rows x cols zero elements (the padding is zeroed too, so vector reads past the last column
+  /// see defined bytes). Throws std::length_error if the bytes overflow std::size_t, and
+  /// coalesce::cuda_error (or std::bad_alloc in host space) if allocation fails.
   pitched_matrix(std::size_t rows, std::size_t cols, const Resource& resource = Resource())
       : pitched_matrix(allocate_tag{}, rows, cols, resource, "coalesce::pitched_matrix(rows, cols)", construct_instead) {
     zero_elements();
   }
 
-  // rows x cols copies of `value`.
+  /// rows x cols copies of `value`.
   pitched_matrix(std::size_t rows, std::size_t cols, const T& value, const Resource& resource = Resource())
       : pitched_matrix(allocate_tag{}, rows, cols, resource, "coalesce::pitched_matrix(rows, cols, value)",
                        construct_instead) {
     fill_unchecked(value);
   }
 
-  // From `dense`, rows x cols elements stored row-major without padding.
-  // Throws std::invalid_argument if dense.size() != rows * cols.
+  /// From `dense`, rows x cols elements stored row-major without padding.
+  /// Throws std::invalid_argument if dense.size() != rows * cols.
   pitched_matrix(const std::vector<T>& dense, std::size_t rows, std::size_t cols, const Resource& resource = Resource())
       : pitched_matrix(allocate_tag{}, rows, cols, resource, "coalesce::pitched_matrix(const std::vector<T>&, rows, cols)",
                        construct_instead) {
     copy_from_dense(dense);
   }
 
-  // A deep copy of a matrix in any space with any pitch policy.
+  /// A deep copy of a matrix in any space with any pitch policy.
   template <class S, class P, class R>
   explicit pitched_matrix(const pitched_matrix<T, S, P, R>& other, const Resource& resource = Resource())
       : pitched_matrix(resource) {
@@ -120,10 +120,10 @@ class pitched_matrix {
   pitched_matrix(const pitched_matrix& other) : pitched_matrix(other.resource()) {
     become_copy_of(other, "coalesce::pitched_matrix(const pitched_matrix&)");
   }
-  // Takes other's storage and resource (see the class comment for what other keeps).
+  /// Takes other's storage and resource (see the class comment for what other keeps).
   pitched_matrix(pitched_matrix&& other) noexcept(moves_nothrow) : storage_(other.resource()) { swap(other); }
-  // Copies other's elements into new storage from this matrix's resource, which replaces this
-  // matrix's. Strong guarantee.
+  /// Copies other's elements into new storage from this matrix's resource, which replaces this
+  /// matrix's. Strong guarantee.
   pitched_matrix& operator=(const pitched_matrix& other) {
     if (this != &other) {
       pitched_matrix copy(resource());
@@ -132,7 +132,7 @@ class pitched_matrix {
     }
     return *this;
   }
-  // Takes other's storage and resource; this matrix's are released.
+  /// Takes other's storage and resource; this matrix's are released.
   pitched_matrix& operator=(pitched_matrix&& other) noexcept(moves_nothrow) {
     pitched_matrix(std::move(other)).swap(*this);
     return *this;
@@ -147,24 +147,24 @@ class pitched_matrix {
   }
   friend void swap(pitched_matrix& a, pitched_matrix& b) noexcept { a.swap(b); }
 
-  std::size_t rows() const noexcept { return rows_; }
-  std::size_t cols() const noexcept { return cols_; }
-  std::size_t size() const noexcept { return rows_ * cols_; }
-  bool empty() const noexcept { return rows_ == 0 || cols_ == 0; }
-  std::size_t pitch_bytes() const noexcept { return pitch_; }
-  // Bytes taken from the resource, padding and alignment slack included.
+  std::size_t rows() const noexcept { return rows_; }                ///< the number of rows
+  std::size_t cols() const noexcept { return cols_; }                ///< elements per row
+  std::size_t size() const noexcept { return rows_ * cols_; }        ///< rows() * cols()
+  bool empty() const noexcept { return rows_ == 0 || cols_ == 0; }  ///< whether size() is 0
+  std::size_t pitch_bytes() const noexcept { return pitch_; }        ///< bytes from one row's start to the next
+  /// Bytes taken from the resource, padding and alignment slack included.
   std::size_t allocated_bytes() const noexcept { return storage_.allocated_bytes(); }
   T* data() noexcept { return static_cast<T*>(storage_.get()); }
   const T* data() const noexcept { return static_cast<const T*>(storage_.get()); }
   const Resource& resource() const noexcept { return storage_.resource(); }
   cudaStream_t stream() const noexcept { return storage_.resource().stream(); }
 
-  // The whole matrix; the view owns the rows' padding (see pitched_view::owned_row_bytes).
+  /// The whole matrix; the view owns the rows' padding (see pitched_view::owned_row_bytes).
   view_type view() noexcept { return view_type(data(), rows_, cols_, pitch_, owned_row_bytes()); }
   const_view_type view() const noexcept { return const_view_type(data(), rows_, cols_, pitch_, owned_row_bytes()); }
   const_view_type const_view() const noexcept { return view(); }
 
-  // Element access in host space. Precondition: r < rows(), c < cols() (checked under COALESCE_DEBUG).
+  /// Element access in host space. Precondition: r < rows(), c < cols() (checked under COALESCE_DEBUG).
   template <class S = Space, std::enable_if_t<std::is_same_v<S, host_space>, int> = 0>
   T& operator()(std::size_t r, std::size_t c) {
     return view()(r, c);
@@ -173,9 +173,9 @@ class pitched_matrix {
   const T& operator()(std::size_t r, std::size_t c) const {
     return view()(r, c);
   }
-  // A device matrix is not indexed, neither on the host (its elements are across the bus) nor in
-  // device code: a kernel or a device lambda that took the matrix by value holds a copy of the
-  // owner, not the rows.
+  /// A device matrix is not indexed, neither on the host (its elements are across the bus) nor in
+  /// device code: a kernel or a device lambda that took the matrix by value holds a copy of the
+  /// owner, not the rows.
   template <class S = Space, std::enable_if_t<std::is_same_v<S, device_space>, int> = 0>
   COALESCE_HOST_DEVICE T& operator()(std::size_t, std::size_t) const {
     static_assert(std::is_same_v<S, host_space>,
@@ -185,7 +185,7 @@ class pitched_matrix {
     return *static_cast<T*>(nullptr);  // never compiled into anything: the assertion fails first
   }
 
-  // Sets every element to `value`. Basic guarantee.
+  /// Sets every element to `value`. Basic guarantee.
   void fill(const T& value) {
     if (on_device && !empty())
       refuse_capture(detail::uncapturable::copies_pageable_memory, stream(), "coalesce::pitched_matrix::fill",
@@ -193,8 +193,8 @@ class pitched_matrix {
     fill_unchecked(value);
   }
 
-  // Becomes rows x cols, keeping the elements of the overlapping top-left block; new elements are
-  // zero bytes. Any other shape takes new storage. Strong guarantee: on failure *this is unchanged.
+  /// Becomes rows x cols, keeping the elements of the overlapping top-left block; new elements are
+  /// zero bytes. Any other shape takes new storage. Strong guarantee: on failure *this is unchanged.
   void resize(std::size_t rows, std::size_t cols) {
     if (rows == rows_ && cols == cols_) return;
     const char* what = "coalesce::pitched_matrix::resize";
@@ -207,9 +207,9 @@ class pitched_matrix {
     next.swap(*this);
   }
 
-  // Copies every element of `other`, which must have the same shape; pitches may differ. The copy
-  // is ordered on the device-side matrix's stream (and waited for when this matrix is on the host).
-  // Throws std::invalid_argument on a shape mismatch. Basic guarantee.
+  /// Copies every element of `other`, which must have the same shape; pitches may differ. The copy
+  /// is ordered on the device-side matrix's stream (and waited for when this matrix is on the host).
+  /// Throws std::invalid_argument on a shape mismatch. Basic guarantee.
   template <class S, class P, class R>
   void copy_from(const pitched_matrix<T, S, P, R>& other) {
     check_same_shape(other.rows(), other.cols(), "copy_from");
@@ -223,19 +223,19 @@ class pitched_matrix {
     }
     copy_elements_from(other);
   }
-  // Copies every element of `other`, which must have the same shape (pitches may differ), and
-  // returns without waiting: ordered on the device-side matrix's stream (this one's when both are
-  // on the device), so that a CUDA graph capture of that stream records it. One side must be on
-  // the device, and a host side must be pinned (pinned_resource): pageable memory is copied
-  // synchronously through a staging buffer, which a capture cannot record. Until the stream
-  // reaches the copy, a host destination does not hold the elements yet and a host source must
-  // not change. Throws std::invalid_argument on a shape mismatch.
+  /// Copies every element of `other`, which must have the same shape (pitches may differ), and
+  /// returns without waiting: ordered on the device-side matrix's stream (this one's when both are
+  /// on the device), so that a CUDA graph capture of that stream records it. One side must be on
+  /// the device, and a host side must be pinned (pinned_resource): pageable memory is copied
+  /// synchronously through a staging buffer, which a capture cannot record. Until the stream
+  /// reaches the copy, a host destination does not hold the elements yet and a host source must
+  /// not change. Throws std::invalid_argument on a shape mismatch.
   template <class S, class P, class R>
   void copy_from_async(const pitched_matrix<T, S, P, R>& other) {
     copy_from_async(other, detail::device_side_stream<Space, S>(stream(), other.stream()));
   }
-  // The same, ordered on `stream`; the caller orders it after the work of the matrices' own
-  // streams that it depends on.
+  /// The same, ordered on `stream`; the caller orders it after the work of the matrices' own
+  /// streams that it depends on.
   template <class S, class P, class R>
   void copy_from_async(const pitched_matrix<T, S, P, R>& other, cudaStream_t stream) {
     using copy = detail::async_copy_between<Space, Resource, S, R>;
@@ -254,16 +254,16 @@ class pitched_matrix {
       detail::copy_rows<Space, S>(data(), pitch_, other.data(), other.pitch_bytes(), cols_ * sizeof(T), rows_, stream);
     }
   }
-  // Copies `dense`, rows() x cols() elements row-major without padding.
-  // Throws std::invalid_argument if dense.size() != size(). Basic guarantee.
+  /// Copies `dense`, rows() x cols() elements row-major without padding.
+  /// Throws std::invalid_argument if dense.size() != size(). Basic guarantee.
   void copy_from(const std::vector<T>& dense) {
     if (on_device && !empty())
       refuse_capture(detail::uncapturable::copies_pageable_memory, stream(), "coalesce::pitched_matrix::copy_from",
                      "copy_from a device or pinned (pinned_resource) matrix, or before the capture begins");
     copy_from_dense(dense);
   }
-  // The elements row-major without padding, in a host vector; a device matrix's waits for its
-  // stream (and refuses while the stream is being captured).
+  /// The elements row-major without padding, in a host vector; a device matrix's waits for its
+  /// stream (and refuses while the stream is being captured).
   std::vector<T> to_vector() const {
     if (on_device) refuse_capture(detail::uncapturable::waits, stream(), "coalesce::pitched_matrix::to_vector", read_instead);
     std::vector<T> dense(size());
@@ -273,7 +273,7 @@ class pitched_matrix {
     return dense;
   }
 
-  // The pitch this matrix's policy gives rows of `cols` elements of T.
+  /// The pitch this matrix's policy gives rows of `cols` elements of T.
   static constexpr std::size_t pitch_for(std::size_t cols) { return PitchPolicy::pitch_bytes(cols * sizeof(T)); }
 
  private:

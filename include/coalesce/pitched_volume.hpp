@@ -26,13 +26,13 @@
 
 namespace coalesce {
 
-// An owning depth x height x width array of T in the memory of `Space`, each row padded to the
-// pitch policy's alignment (128 bytes by default) and the slices following each other. It is a
-// pitched_matrix of depth * height rows that knows its slices: allocation, zeroing, fills and
-// copies are the matrix's, ordered on the resource's stream; reading device results on the host
-// (to_vector) waits for that stream. So are its resources, guarantees and refusals under a CUDA
-// graph capture (see pitched_matrix), which name the volume's calls: a moved-from volume is left
-// 0 x 0 x 0 (nothing allocated) with a copy of its resource, so its stream() is what it was.
+/// An owning depth x height x width array of T in the memory of `Space`, each row padded to the
+/// pitch policy's alignment (128 bytes by default) and the slices following each other. It is a
+/// pitched_matrix of depth * height rows that knows its slices: allocation, zeroing, fills and
+/// copies are the matrix's, ordered on the resource's stream; reading device results on the host
+/// (to_vector) waits for that stream. So are its resources, guarantees and refusals under a CUDA
+/// graph capture (see pitched_matrix), which name the volume's calls: a moved-from volume is left
+/// 0 x 0 x 0 (nothing allocated) with a copy of its resource, so its stream() is what it was.
 template <class T, class Space = device_space, class PitchPolicy = line_aligned_rows,
           class Resource = default_resource_t<Space>>
 class pitched_volume {
@@ -45,23 +45,23 @@ class pitched_volume {
   using const_view_type = pitched_volume_view<const T, Space>;
   using rows_type = pitched_matrix<T, Space, PitchPolicy, Resource>;
 
-  // An empty volume (0 x 0 x 0); no allocation.
+  /// An empty volume (0 x 0 x 0); no allocation.
   pitched_volume() = default;
   explicit pitched_volume(const Resource& resource) : rows_(resource) {}
 
-  // depth x height x width zero elements (padding zeroed too). Throws std::length_error if the
-  // bytes overflow std::size_t, coalesce::cuda_error (std::bad_alloc in host space) if allocation fails.
+  /// depth x height x width zero elements (padding zeroed too). Throws std::length_error if the
+  /// bytes overflow std::size_t, coalesce::cuda_error (std::bad_alloc in host space) if allocation fails.
   pitched_volume(std::size_t depth, std::size_t height, std::size_t width, const Resource& resource = Resource())
       : rows_(new_rows(depth, height, width, resource, "coalesce::pitched_volume(depth, height, width)"), width, resource),
         depth_(depth), height_(height) {}
-  // depth x height x width copies of `value`.
+  /// depth x height x width copies of `value`.
   pitched_volume(std::size_t depth, std::size_t height, std::size_t width, const T& value,
                  const Resource& resource = Resource())
       : rows_(new_rows(depth, height, width, resource, "coalesce::pitched_volume(depth, height, width, value)"), width,
               value, resource),
         depth_(depth), height_(height) {}
-  // From `dense`: element (z, y, x) at dense[(z * height + y) * width + x].
-  // Throws std::invalid_argument if dense.size() != depth * height * width.
+  /// From `dense`: element (z, y, x) at dense[(z * height + y) * width + x].
+  /// Throws std::invalid_argument if dense.size() != depth * height * width.
   pitched_volume(const std::vector<T>& dense, std::size_t depth, std::size_t height, std::size_t width,
                  const Resource& resource = Resource())
       : rows_(dense,
@@ -69,15 +69,15 @@ class pitched_volume {
                        "coalesce::pitched_volume(const std::vector<T>&, depth, height, width)"),
               width, resource),
         depth_(depth), height_(height) {}
-  // A deep copy of a volume in any space with any pitch policy.
+  /// A deep copy of a volume in any space with any pitch policy.
   template <class S, class P, class R>
   explicit pitched_volume(const pitched_volume<T, S, P, R>& other, const Resource& resource = Resource())
       : rows_(rows_to_copy(other, resource.stream(), "coalesce::pitched_volume(const pitched_volume<T, S, P, R>&)"),
               resource),
         depth_(other.depth()), height_(other.height()) {}
 
-  // The rows do the work: the matrix's copy is deep and its assignment has the strong guarantee
-  // (only its copy can throw, and it comes first).
+  /// The rows do the work: the matrix's copy is deep and its assignment has the strong guarantee
+  /// (only its copy can throw, and it comes first).
   pitched_volume(const pitched_volume& other)
       : rows_(rows_to_copy(other, other.stream(), "coalesce::pitched_volume(const pitched_volume&)")),
         depth_(other.depth_), height_(other.height_) {}
@@ -109,28 +109,28 @@ class pitched_volume {
   }
   friend void swap(pitched_volume& a, pitched_volume& b) noexcept { a.swap(b); }
 
-  std::size_t depth() const noexcept { return depth_; }
-  std::size_t height() const noexcept { return height_; }
-  std::size_t width() const noexcept { return rows_.cols(); }
-  std::size_t size() const noexcept { return rows_.size(); }
-  bool empty() const noexcept { return rows_.empty(); }
-  std::size_t pitch_bytes() const noexcept { return rows_.pitch_bytes(); }
-  std::size_t slice_pitch_bytes() const noexcept { return height_ * rows_.pitch_bytes(); }
-  std::size_t allocated_bytes() const noexcept { return rows_.allocated_bytes(); }
-  T* data() noexcept { return rows_.data(); }
-  const T* data() const noexcept { return rows_.data(); }
-  const Resource& resource() const noexcept { return rows_.resource(); }
-  cudaStream_t stream() const noexcept { return rows_.stream(); }
+  std::size_t depth() const noexcept { return depth_; }                     ///< the number of planes (z)
+  std::size_t height() const noexcept { return height_; }                   ///< rows per plane (y)
+  std::size_t width() const noexcept { return rows_.cols(); }               ///< elements per row (x)
+  std::size_t size() const noexcept { return rows_.size(); }                ///< depth() * height() * width()
+  bool empty() const noexcept { return rows_.empty(); }                     ///< whether size() is 0
+  std::size_t pitch_bytes() const noexcept { return rows_.pitch_bytes(); }  ///< bytes from one row's start to the next
+  std::size_t slice_pitch_bytes() const noexcept { return height_ * rows_.pitch_bytes(); }  ///< bytes from one plane to the next
+  std::size_t allocated_bytes() const noexcept { return rows_.allocated_bytes(); }  ///< bytes taken from the resource
+  T* data() noexcept { return rows_.data(); }                               ///< the first element
+  const T* data() const noexcept { return rows_.data(); }                   ///< the same, read-only
+  const Resource& resource() const noexcept { return rows_.resource(); }    ///< what allocates the volume
+  cudaStream_t stream() const noexcept { return rows_.stream(); }           ///< the resource's stream
 
-  // The whole volume; the view owns the rows' padding.
+  /// The whole volume; the view owns the rows' padding.
   view_type view() noexcept { return from_rows(rows_.view()); }
   const_view_type view() const noexcept { return from_rows(rows_.view()); }
   const_view_type const_view() const noexcept { return view(); }
-  // The depth * height rows as the pitched_matrix they are (row z * height + y).
+  /// The depth * height rows as the pitched_matrix they are (row z * height + y).
   rows_type& as_matrix() noexcept { return rows_; }
   const rows_type& as_matrix() const noexcept { return rows_; }
 
-  // Element access in host space. Precondition: in range (checked under COALESCE_DEBUG).
+  /// Element access in host space. Precondition: in range (checked under COALESCE_DEBUG).
   template <class S = Space, std::enable_if_t<std::is_same_v<S, host_space>, int> = 0>
   T& operator()(std::size_t z, std::size_t y, std::size_t x) {
     return view()(z, y, x);
@@ -139,7 +139,7 @@ class pitched_volume {
   const T& operator()(std::size_t z, std::size_t y, std::size_t x) const {
     return view()(z, y, x);
   }
-  // A device volume is not indexed, neither on the host nor in device code (see pitched_matrix).
+  /// A device volume is not indexed, neither on the host nor in device code (see pitched_matrix).
   template <class S = Space, std::enable_if_t<std::is_same_v<S, device_space>, int> = 0>
   COALESCE_HOST_DEVICE T& operator()(std::size_t, std::size_t, std::size_t) const {
     static_assert(std::is_same_v<S, host_space>,
@@ -149,16 +149,16 @@ class pitched_volume {
     return *static_cast<T*>(nullptr);  // never compiled into anything: the assertion fails first
   }
 
-  // Sets every element to `value`.
+  /// Sets every element to `value`.
   void fill(const T& value) {
     if (on_device && !empty())
       refuse_capture(detail::uncapturable::copies_pageable_memory, stream(), "coalesce::pitched_volume::fill",
                      "fill before the capture begins, or copy_from a device or pinned volume");
     rows_.fill(value);
   }
-  // Copies every element of `other`, which must have the same extents (pitches may differ); the
-  // copy is ordered on the device-side volume's stream, and waited for when this volume is on the
-  // host. Throws std::invalid_argument on an extent mismatch.
+  /// Copies every element of `other`, which must have the same extents (pitches may differ); the
+  /// copy is ordered on the device-side volume's stream, and waited for when this volume is on the
+  /// host. Throws std::invalid_argument on an extent mismatch.
   template <class S, class P, class R>
   void copy_from(const pitched_volume<T, S, P, R>& other) {
     if (other.depth() != depth_ || other.height() != height_ || other.width() != width())
@@ -174,15 +174,15 @@ class pitched_volume {
     }
     rows_.copy_from(other.as_matrix());
   }
-  // Copies `dense` (see the constructor). Throws std::invalid_argument if dense.size() != size().
+  /// Copies `dense` (see the constructor). Throws std::invalid_argument if dense.size() != size().
   void copy_from(const std::vector<T>& dense) {
     if (on_device && !empty())
       refuse_capture(detail::uncapturable::copies_pageable_memory, stream(), "coalesce::pitched_volume::copy_from",
                      pageable_instead);
     rows_.copy_from(dense);
   }
-  // The elements in a host vector, (z, y, x) at [(z * height + y) * width + x]; a device volume's
-  // waits for the stream.
+  /// The elements in a host vector, (z, y, x) at [(z * height + y) * width + x]; a device volume's
+  /// waits for the stream.
   std::vector<T> to_vector() const {
     if (on_device) refuse_capture(detail::uncapturable::waits, stream(), "coalesce::pitched_volume::to_vector", read_instead);
     return rows_.to_vector();

@@ -72,15 +72,15 @@ constexpr bool reduce_view_ok() {
 
 }  // namespace detail
 
-// op(... op(op(init, f(e0)), f(e1)) ..., f(en-1)) over every element e of `view` (a soa_view, a
-// pitched_view or a cuda::std::span of device memory, or a type with a view_adapter), in an order
-// the walk chooses: op must be associative and commutative, and callable in device code (a
-// function object with a __host__ __device__ operator(), a __device__ lambda; std::plus<> and the
-// other standard arithmetic, bitwise and logical function objects are taken as their cuda::std
-// twins). Runs on `stream`, then waits for it, and returns the result to the host. Throws
-// std::logic_error, having done nothing, while `stream` is being captured into a CUDA graph (a
-// graph cannot wait: capture the overload below); coalesce::cuda_error if a launch or the copy
-// fails.
+/// op(... op(op(init, f(e0)), f(e1)) ..., f(en-1)) over every element e of `view` (a soa_view, a
+/// pitched_view or a cuda::std::span of device memory, or a type with a view_adapter), in an order
+/// the walk chooses: op must be associative and commutative, and callable in device code (a
+/// function object with a __host__ __device__ operator(), a __device__ lambda; std::plus<> and the
+/// other standard arithmetic, bitwise and logical function objects are taken as their cuda::std
+/// twins). Runs on `stream`, then waits for it, and returns the result to the host. Throws
+/// std::logic_error, having done nothing, while `stream` is being captured into a CUDA graph (a
+/// graph cannot wait: capture the overload below); coalesce::cuda_error if a launch or the copy
+/// fails.
 template <class View, class F, class T, class Op>
 T transform_reduce(View view, F f, T init, Op op, cudaStream_t stream = 0) {
   static_assert(std::is_trivially_copyable_v<T> && std::is_default_constructible_v<T>,
@@ -109,9 +109,9 @@ T transform_reduce(View view, F f, T init, Op op, cudaStream_t stream = 0) {
   }
 }
 
-// The same, writing the result to `result` (device memory) without waiting: ordered on `stream`,
-// so a CUDA graph capture records it (its scratch becomes the graph's memory, allocated and freed
-// by each replay), and each replay reduces the view's contents at that replay.
+/// The same, writing the result to `result` (device memory) without waiting: ordered on `stream`,
+/// so a CUDA graph capture records it (its scratch becomes the graph's memory, allocated and freed
+/// by each replay), and each replay reduces the view's contents at that replay.
 template <class View, class F, class T, class Op>
 void transform_reduce(View view, F f, T init, Op op, T* result, cudaStream_t stream) {
   static_assert(std::is_trivially_copyable_v<T> && std::is_default_constructible_v<T>,
@@ -123,10 +123,10 @@ void transform_reduce(View view, F f, T init, Op op, T* result, cudaStream_t str
     detail::reduce_into(detail::as_const_view(walked), f, init, op, result, stream);
 }
 
-// The same into `result`, on result's stream (result.stream(): order the view's writes before it),
-// without waiting; read it with result.get(), which waits for that stream. A CUDA graph capture
-// of that stream records the reduction, and result.get() after each replay reads that replay's
-// result. init takes result's type T.
+/// The same into `result`, on result's stream (result.stream(): order the view's writes before it),
+/// without waiting; read it with result.get(), which waits for that stream. A CUDA graph capture
+/// of that stream records the reduction, and result.get() after each replay reads that replay's
+/// result. init takes result's type T.
 template <class View, class F, class T, class Resource, class Op>
 void transform_reduce(View view, F f, cuda::std::type_identity_t<T> init, Op op, device_value<T, Resource>& result) {
   constexpr bool view_given = !detail::is_container<View>::value;
@@ -137,11 +137,12 @@ void transform_reduce(View view, F f, cuda::std::type_identity_t<T> init, Op op,
   if constexpr (view_given) transform_reduce(view, f, init, op, result.data(), result.stream());
 }
 
-// The same over a device soa_vector or pitched_matrix, on its stream.
+/// The same over a device soa_vector or pitched_matrix, on its stream.
 template <class U, class Space, class Resource, class F, class T, class Op>
 T transform_reduce(const soa_vector<U, Space, Resource>& v, F f, T init, Op op) {
   return transform_reduce(v.view(), f, init, op, v.stream());
 }
+/// The same over a device pitched_matrix, on its stream.
 template <class U, class Space, class Policy, class Resource, class F, class T, class Op>
 T transform_reduce(const pitched_matrix<U, Space, Policy, Resource>& m, F f, T init, Op op) {
   return transform_reduce(m.view(), f, init, op, m.stream());

@@ -223,14 +223,14 @@ void sort_by_key_with(soa_vector<T, device_space, Resource>& v, const Key& key, 
 
 }  // namespace detail
 
-// out[i] = view[indices[i]] for every i < indices.size(), in every column: `view` and `out` are
-// soa_views of device memory with the same element type (out of indices.size() elements, not
-// overlapping view), `indices` a cuda::std::span of unsigned 32- or 64-bit integers in device
-// memory, each < view.size(). An index out of range traps with a message under COALESCE_DEBUG
-// and is undefined behaviour otherwise. One thread per output element reads its index once and
-// every column of that element: the writes are coalesced, the reads as scattered as the
-// permutation. Asynchronous on `stream`. Throws std::invalid_argument if out has another size,
-// coalesce::cuda_error if the launch fails.
+/// out[i] = view[indices[i]] for every i < indices.size(), in every column: `view` and `out` are
+/// soa_views of device memory with the same element type (out of indices.size() elements, not
+/// overlapping view), `indices` a cuda::std::span of unsigned 32- or 64-bit integers in device
+/// memory, each < view.size(). An index out of range traps with a message under COALESCE_DEBUG
+/// and is undefined behaviour otherwise. One thread per output element reads its index once and
+/// every column of that element: the writes are coalesced, the reads as scattered as the
+/// permutation. Asynchronous on `stream`. Throws std::invalid_argument if out has another size,
+/// coalesce::cuda_error if the launch fails.
 template <class View, class Index, std::size_t Extent, class OutView>
 void gather(View view, cuda::std::span<Index, Extent> indices, OutView out, cudaStream_t stream = 0) {
   const auto in_walked = detail::as_walkable(view);
@@ -250,12 +250,12 @@ void gather(View view, cuda::std::span<Index, Extent> indices, OutView out, cuda
   }
 }
 
-// out[indices[i]] = view[i] for every i < view.size(), in every column: as gather, with
-// indices.size() == view.size() and each index < out.size(); indices that repeat leave one of
-// their elements, which one unspecified. The reads are coalesced, the writes as scattered as the
-// permutation. An index out of range traps with a message under COALESCE_DEBUG and is undefined
-// behaviour otherwise. Asynchronous on `stream`. Throws std::invalid_argument if the sizes of
-// view and indices differ, coalesce::cuda_error if the launch fails.
+/// out[indices[i]] = view[i] for every i < view.size(), in every column: as gather, with
+/// indices.size() == view.size() and each index < out.size(); indices that repeat leave one of
+/// their elements, which one unspecified. The reads are coalesced, the writes as scattered as the
+/// permutation. An index out of range traps with a message under COALESCE_DEBUG and is undefined
+/// behaviour otherwise. Asynchronous on `stream`. Throws std::invalid_argument if the sizes of
+/// view and indices differ, coalesce::cuda_error if the launch fails.
 template <class View, class Index, std::size_t Extent, class OutView>
 void scatter(View view, cuda::std::span<Index, Extent> indices, OutView out, cudaStream_t stream = 0) {
   const auto in_walked = detail::as_walkable(view);
@@ -278,36 +278,37 @@ void scatter(View view, cuda::std::span<Index, Extent> indices, OutView out, cud
   }
 }
 
-// The same between device soa_vectors, on the output's stream.
+/// The same between device soa_vectors, on the output's stream.
 template <class T, class R1, class Index, std::size_t Extent, class R2>
 void gather(const soa_vector<T, device_space, R1>& v, cuda::std::span<Index, Extent> indices,
             soa_vector<T, device_space, R2>& out) {
   gather(v.const_view(), indices, out.view(), out.stream());
 }
+/// scatter between device soa_vectors, on the output's stream.
 template <class T, class R1, class Index, std::size_t Extent, class R2>
 void scatter(const soa_vector<T, device_space, R1>& v, cuda::std::span<Index, Extent> indices,
              soa_vector<T, device_space, R2>& out) {
   scatter(v.const_view(), indices, out.view(), out.stream());
 }
 
-// Orders the elements of `v` (a device soa_vector) by key(element), stably: elements with equal
-// keys keep their order. key receives what for_each's f receives for a read-only element (the
-// const named-field proxy) and returns an unsigned 32- or 64-bit integer; the host must see that
-// type (a function object, a __host__ __device__ lambda, a __device__ lambda with `-> K`, or
-// cuda::proclaim_return_type<K>). The sort looks at bits [0, end_bit) of the keys: all of the key
-// type's unless end_bit says fewer (a key below 2^20 sorts in 3 passes of 8 bits instead of 4).
-//
-// The keys and the elements' indices are written once, sorted as pairs by
-// cub::DeviceRadixSort::SortPairs (scratch from coalesce's pool), and every column is gathered by
-// the sorted indices into new storage from v's resource, which replaces v's (for a moment both
-// are held). Asynchronous on v's stream; iterators and views of v are invalidated.
-//
-// While v's stream is being captured into a CUDA graph, the columns are gathered into scratch
-// from coalesce's pool instead and copied back: v keeps its storage, views of it stay valid, and
-// each replay sorts the v.size() elements (as many as at the capture) that v holds at that replay.
-// The scratch is the graph's memory, allocated and freed by each replay; the copy back moves the
-// columns' bytes once more. Throws std::invalid_argument for an end_bit outside [1, bits of the
-// key], coalesce::cuda_error if a launch or the sort fails.
+/// Orders the elements of `v` (a device soa_vector) by key(element), stably: elements with equal
+/// keys keep their order. key receives what for_each's f receives for a read-only element (the
+/// const named-field proxy) and returns an unsigned 32- or 64-bit integer; the host must see that
+/// type (a function object, a __host__ __device__ lambda, a __device__ lambda with `-> K`, or
+/// cuda::proclaim_return_type<K>). The sort looks at bits [0, end_bit) of the keys: all of the key
+/// type's unless end_bit says fewer (a key below 2^20 sorts in 3 passes of 8 bits instead of 4).
+///
+/// The keys and the elements' indices are written once, sorted as pairs by
+/// cub::DeviceRadixSort::SortPairs (scratch from coalesce's pool), and every column is gathered by
+/// the sorted indices into new storage from v's resource, which replaces v's (for a moment both
+/// are held). Asynchronous on v's stream; iterators and views of v are invalidated.
+///
+/// While v's stream is being captured into a CUDA graph, the columns are gathered into scratch
+/// from coalesce's pool instead and copied back: v keeps its storage, views of it stay valid, and
+/// each replay sorts the v.size() elements (as many as at the capture) that v holds at that replay.
+/// The scratch is the graph's memory, allocated and freed by each replay; the copy back moves the
+/// columns' bytes once more. Throws std::invalid_argument for an end_bit outside [1, bits of the
+/// key], coalesce::cuda_error if a launch or the sort fails.
 template <class T, class Space, class Resource, class Key>
 void sort_by_key(soa_vector<T, Space, Resource>& v, Key key, int end_bit = -1) {
   static_assert(std::is_same_v<Space, device_space>,

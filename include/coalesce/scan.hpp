@@ -122,12 +122,12 @@ void scan_view(const View& view, U* out, std::size_t count, const F& f, const Op
 
 }  // namespace detail
 
-// out[i] = in[0] op in[1] op ... op in[i], for a column of device memory; in may be out (in
-// place). op must be associative (the grouping is CUB's) and callable in device code: a function
-// object with a __host__ __device__ operator() or a __device__ lambda; std::plus<> and the other
-// standard arithmetic, bitwise and logical function objects are taken as their cuda::std twins,
-// as in every scan below. Throws std::invalid_argument if the sizes differ, coalesce::cuda_error
-// if a launch fails.
+/// out[i] = in[0] op in[1] op ... op in[i], for a column of device memory; in may be out (in
+/// place). op must be associative (the grouping is CUB's) and callable in device code: a function
+/// object with a __host__ __device__ operator() or a __device__ lambda; std::plus<> and the other
+/// standard arithmetic, bitwise and logical function objects are taken as their cuda::std twins,
+/// as in every scan below. Throws std::invalid_argument if the sizes differ, coalesce::cuda_error
+/// if a launch fails.
 template <class T, std::size_t InExtent, class U, std::size_t OutExtent, class Op>
 void inclusive_scan(cuda::std::span<T, InExtent> in, cuda::std::span<U, OutExtent> out, Op op, cudaStream_t stream = 0) {
   if constexpr (detail::scan_op_ok<Op>()) {
@@ -143,14 +143,14 @@ void inclusive_scan(cuda::std::span<T, InExtent> in, cuda::std::span<U, OutExten
         stream, what);
   }
 }
-// The same, summing.
+/// The same, summing.
 template <class T, std::size_t InExtent, class U, std::size_t OutExtent>
 void inclusive_scan(cuda::std::span<T, InExtent> in, cuda::std::span<U, OutExtent> out) {
   inclusive_scan(in, out, cuda::std::plus<>{});
 }
 
-// out[0] = init, out[i] = init op in[0] op ... op in[i - 1]: the offsets of a binning from its
-// counts.
+/// out[0] = init, out[i] = init op in[0] op ... op in[i - 1]: the offsets of a binning from its
+/// counts.
 template <class T, std::size_t InExtent, class U, std::size_t OutExtent, class Op>
 void exclusive_scan(cuda::std::span<T, InExtent> in, cuda::std::span<U, OutExtent> out, cuda::std::type_identity_t<U> init,
                     Op op, cudaStream_t stream = 0) {
@@ -167,16 +167,17 @@ void exclusive_scan(cuda::std::span<T, InExtent> in, cuda::std::span<U, OutExten
         stream, what);
   }
 }
+/// The exclusive sums (op = cuda::std::plus), on the default stream.
 template <class T, std::size_t InExtent, class U, std::size_t OutExtent>
 void exclusive_scan(cuda::std::span<T, InExtent> in, cuda::std::span<U, OutExtent> out,
                     cuda::std::type_identity_t<U> init) {
   exclusive_scan(in, out, init, cuda::std::plus<>{});
 }
 
-// The scans of f(e) for every element e of `view` (a soa_view, a pitched_view in row-major order,
-// a span, or a type with a view_adapter), as U. f receives what for_each's f receives for a const
-// element: a soa_view's named-field proxy (p.vx > 0 ? 1u : 0u), so only the columns f reads are
-// loaded. (coalesce's order: f right after the view, as in transform_reduce.)
+/// The scans of f(e) for every element e of `view` (a soa_view, a pitched_view in row-major order,
+/// a span, or a type with a view_adapter), as U. f receives what for_each's f receives for a const
+/// element: a soa_view's named-field proxy (p.vx > 0 ? 1u : 0u), so only the columns f reads are
+/// loaded. (coalesce's order: f right after the view, as in transform_reduce.)
 template <class View, class U, std::size_t OutExtent, class F, class Op>
 void transform_inclusive_scan(View view, cuda::std::span<U, OutExtent> out, F f, Op op, cudaStream_t stream = 0) {
   const auto walked = detail::as_walkable(view);

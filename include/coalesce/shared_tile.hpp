@@ -69,30 +69,33 @@ COALESCE_DEVICE inline unsigned block_thread_count() { return blockDim.x * block
 
 }  // namespace detail
 
-// A Rows x Cols tile at some shared-memory address (a static shared_tile's storage, or a slice of
-// dynamic shared memory). The cooperative operations are called by every thread of the block and
-// do not synchronize: put __syncthreads() between writing a tile and reading it.
+/// A Rows x Cols tile at some shared-memory address (a static shared_tile's storage, or a slice of
+/// dynamic shared memory). The cooperative operations are called by every thread of the block and
+/// do not synchronize: put __syncthreads() between writing a tile and reading it.
 template <class T, std::size_t Rows, std::size_t Cols, class Policy>
 class shared_tile_view {
  public:
-  using layout = tile_layout<T, Rows, Cols, Policy>;
-  using value_type = T;
+  using layout = tile_layout<T, Rows, Cols, Policy>;  ///< where each element lives
+  using value_type = T;                               ///< the element type
 
+  /// A view of `storage`, which holds layout::size elements.
   COALESCE_HOST_DEVICE explicit shared_tile_view(T* storage) : data_(storage) {}
 
+  /// Element (r, c), wherever the layout puts it. Precondition: r < Rows, c < Cols (checked under
+  /// COALESCE_DEBUG).
   COALESCE_HOST_DEVICE T& operator()(std::size_t r, std::size_t c) const {
     COALESCE_ASSERT(r < Rows && c < Cols, "coalesce::shared_tile: (r, c) out of range");
     return data_[layout::offset(r, c)];
   }
-  COALESCE_HOST_DEVICE T* data() const { return data_; }
+  COALESCE_HOST_DEVICE T* data() const { return data_; }  ///< the storage, in the layout's order
 
-  // Block-cooperative: tile(r, c) = in(first_row + r, first_col + c) for the part of the tile
-  // inside `in`; elements outside are left as they were. Consecutive threads take consecutive
-  // columns, so each warp reads whole rows (16-byte vectors when the rows allow).
-  //
-  // Tuning: each thread issues `Batch` global loads before storing any (more bytes in flight);
-  // `Vectorize` allows 16-byte global loads where the layout keeps their shared stores
-  // conflict-free and the rows are aligned.
+  /// Block-cooperative: tile(r, c) = in(first_row + r, first_col + c) for the part of the tile
+  /// inside `in`; elements outside are left as they were. Consecutive threads take consecutive
+  /// columns, so each warp reads whole rows (16-byte vectors when the rows allow).
+  ///
+  /// Tuning: each thread issues `Batch` global loads before storing any (more bytes in flight);
+  /// `Vectorize` allows 16-byte global loads where the layout keeps their shared stores
+  /// conflict-free and the rows are aligned.
   template <unsigned Batch = 4, bool Vectorize = true>
   COALESCE_DEVICE void load(pitched_view<const T> in, std::size_t first_row, std::size_t first_col) const {
     const std::size_t rows = clip(in.rows(), first_row, Rows);
@@ -107,7 +110,7 @@ class shared_tile_view {
     load_rows<Batch, 1>(first, in.pitch_bytes(), rows, cols);
   }
 
-  // Block-cooperative: out(first_row + r, first_col + c) = tile(r, c), clipped to `out`.
+  /// Block-cooperative: out(first_row + r, first_col + c) = tile(r, c), clipped to `out`.
   COALESCE_DEVICE void store(pitched_view<T> out, std::size_t first_row, std::size_t first_col) const {
     const std::size_t rows = clip(out.rows(), first_row, Rows);
     const std::size_t cols = clip(out.cols(), first_col, Cols);
@@ -119,9 +122,9 @@ class shared_tile_view {
     });
   }
 
-  // Block-cooperative: out(first_row + c, first_col + r) = tile(r, c), clipped to `out`. Each
-  // warp writes consecutive elements of an output row, so it reads a tile column: conflict-free
-  // when the layout's certificate says conflict_free_columns.
+  /// Block-cooperative: out(first_row + c, first_col + r) = tile(r, c), clipped to `out`. Each
+  /// warp writes consecutive elements of an output row, so it reads a tile column: conflict-free
+  /// when the layout's certificate says conflict_free_columns.
   COALESCE_DEVICE void store_transposed(pitched_view<T> out, std::size_t first_row, std::size_t first_col) const {
     const std::size_t rows = clip(out.rows(), first_row, Cols);  // output rows are tile columns
     const std::size_t cols = clip(out.cols(), first_col, Rows);
@@ -210,17 +213,17 @@ class shared_tile_view {
   T* data_;
 };
 
-// A Rows x Cols tile of T that owns its storage: declare it __shared__ in a kernel, in place of
-// `__shared__ T t[Rows][Cols]`:
-//   __shared__ coalesce::shared_tile<float, 32, 32> tile;   // padded: [32][33] underneath
-//   tile(threadIdx.y, threadIdx.x) = ...;
-// `Access` is the promise checked at compile time (see coalesce::access).
+/// A Rows x Cols tile of T that owns its storage: declare it __shared__ in a kernel, in place of
+/// `__shared__ T t[Rows][Cols]`:
+///   __shared__ coalesce::shared_tile<float, 32, 32> tile;   // padded: [32][33] underneath
+///   tile(threadIdx.y, threadIdx.x) = ...;
+/// `Access` is the promise checked at compile time (see coalesce::access).
 template <class T, std::size_t Rows, std::size_t Cols, class Policy = padded, class Access = access::rows_and_columns>
 class shared_tile {
  public:
-  using layout = tile_layout<T, Rows, Cols, Policy>;
-  using view_type = shared_tile_view<T, Rows, Cols, Policy>;
-  using value_type = T;
+  using layout = tile_layout<T, Rows, Cols, Policy>;           ///< where each element lives
+  using view_type = shared_tile_view<T, Rows, Cols, Policy>;  ///< the tile's view
+  using value_type = T;                                        ///< the element type
 
  private:
   static constexpr bool needs_rows = std::is_same_v<Access, access::rows> || std::is_same_v<Access, access::rows_and_columns>;
@@ -244,26 +247,31 @@ class shared_tile {
                 "(or declare access::unchecked to measure it)");
 
  public:
+  /// Element (r, c). Precondition: r < Rows, c < Cols (checked under COALESCE_DEBUG).
   COALESCE_HOST_DEVICE T& operator()(std::size_t r, std::size_t c) { return view()(r, c); }
+  /// The same, read-only.
   COALESCE_HOST_DEVICE const T& operator()(std::size_t r, std::size_t c) const {
     COALESCE_ASSERT(r < Rows && c < Cols, "coalesce::shared_tile: (r, c) out of range");
     return storage_[layout::offset(r, c)];
   }
-  COALESCE_HOST_DEVICE view_type view() { return view_type(storage_); }
+  COALESCE_HOST_DEVICE view_type view() { return view_type(storage_); }  ///< a view of the tile
 
+  /// Block-cooperative: shared_tile_view::load on this tile.
   template <unsigned Batch = 4, bool Vectorize = true>
   COALESCE_DEVICE void load(pitched_view<const T> in, std::size_t first_row, std::size_t first_col) {
     view().template load<Batch, Vectorize>(in, first_row, first_col);
   }
+  /// Block-cooperative: shared_tile_view::store from this tile.
   COALESCE_DEVICE void store(pitched_view<T> out, std::size_t first_row, std::size_t first_col) {
     view().store(out, first_row, first_col);
   }
+  /// Block-cooperative: shared_tile_view::store_transposed from this tile.
   COALESCE_DEVICE void store_transposed(pitched_view<T> out, std::size_t first_row, std::size_t first_col) {
     view().store_transposed(out, first_row, first_col);
   }
 
-  // Public so the type stays an aggregate (a __shared__ variable cannot have a constructor that
-  // runs); index through operator(), never directly.
+  /// Public so the type stays an aggregate (a __shared__ variable cannot have a constructor that
+  /// runs); index through operator(), never directly.
   T storage_[layout::size];
 };
 

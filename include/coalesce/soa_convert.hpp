@@ -134,8 +134,8 @@ void launch_conversion(const T* aos, std::size_t count, Kernel aligned, Kernel u
 
 }  // namespace detail
 
-// soa[i] = aos[i] for i < soa.size(), on `stream`. `aos` is device memory holding soa.size()
-// elements (16-byte aligned for the fast path, as cudaMalloc and thrust::device_vector give).
+/// soa[i] = aos[i] for i < soa.size(), on `stream`. `aos` is device memory holding soa.size()
+/// elements (16-byte aligned for the fast path, as cudaMalloc and thrust::device_vector give).
 template <class T>
 void copy_aos_to_soa(const T* aos, soa_view<T> soa, cudaStream_t stream = 0) {
   if (soa.empty()) return;
@@ -148,7 +148,7 @@ void copy_aos_to_soa(const T* aos, soa_view<T> soa, cudaStream_t stream = 0) {
                               detail::aos_to_soa_by_element_kernel<T>, stream, what, aos, soa);
 }
 
-// aos[i] = soa[i] for i < soa.size(), on `stream`.
+/// aos[i] = soa[i] for i < soa.size(), on `stream`.
 template <class T>
 void copy_soa_to_aos(soa_view<const T> soa, T* aos, cudaStream_t stream = 0) {
   if (soa.empty()) return;
@@ -165,9 +165,9 @@ void copy_soa_to_aos(soa_view<T> soa, T* aos, cudaStream_t stream = 0) {
   copy_soa_to_aos(soa_view<const T>(soa), aos, stream);
 }
 
-// A device soa_vector holding the `count` structs at device address `aos`. It allocates, so it
-// refuses (std::logic_error) while the resource's stream is being captured into a CUDA graph: make
-// the vector before the capture, and let the capture record copy_aos_to_soa into it.
+/// A device soa_vector holding the `count` structs at device address `aos`. It allocates, so it
+/// refuses (std::logic_error) while the resource's stream is being captured into a CUDA graph: make
+/// the vector before the capture, and let the capture record copy_aos_to_soa into it.
 template <class T, class Resource = default_resource_t<device_space>>
 soa_vector<T, device_space, Resource> to_soa(const T* aos, std::size_t count, const Resource& resource = Resource()) {
   detail::refuse_capture_of<device_space, Resource>(

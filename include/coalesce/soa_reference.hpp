@@ -89,17 +89,17 @@ struct reference_for : reference_of_kind<Q, reference_kind_of<element_of_t<Q>>()
 
 }  // namespace detail
 
-// The type of view[i] for a soa_view<T> (T or const T).
+/// The type of view[i] for a soa_view<T> (T or const T).
 template <class T>
 using soa_reference_t = typename detail::reference_for<T>::type;
-// The type of the element coalesce::for_each hands f for a soa_view<T>: view[i]'s members, with
-// each field of numbers a coalesce::tracked_field (so that the columns f only writes are not
-// loaded). It converts to soa_reference_t<T>.
+/// The type of the element coalesce::for_each hands f for a soa_view<T>: view[i]'s members, with
+/// each field of numbers a coalesce::tracked_field (so that the columns f only writes are not
+/// loaded). It converts to soa_reference_t<T>.
 template <class T>
 using for_each_reference_t = typename detail::reference_for<detail::tracked<T>>::type;
 
-// Field I of an element: of a soa_view element (view[i]) or of a plain struct (p[i]), so kernels
-// written with get<I> work on both layouts.
+/// Field I of an element: of a soa_view element (view[i]) or of a plain struct (p[i]), so kernels
+/// written with `get<I>` work on both layouts.
 template <std::size_t I, class Ref>
 COALESCE_HOST_DEVICE constexpr decltype(auto) get(Ref&& element) {
   if constexpr (std::is_base_of_v<detail::soa_reference_tag, std::remove_cv_t<std::remove_reference_t<Ref>>>) {
@@ -109,9 +109,9 @@ COALESCE_HOST_DEVICE constexpr decltype(auto) get(Ref&& element) {
   }
 }
 
-// The element a proxy refers to, as a value of its own: `auto t = view[i]` is another proxy (a
-// reference, as with std::vector<bool> or C++23's std::views::zip), and writing through it writes
-// the columns; `auto t = coalesce::value(view[i])` is a T. For anything else, a copy.
+/// The element a proxy refers to, as a value of its own: `auto t = view[i]` is another proxy (a
+/// reference, as with std::vector<bool> or C++23's std::views::zip), and writing through it writes
+/// the columns; `auto t = coalesce::value(view[i])` is a T. For anything else, a copy.
 template <class Ref>
 COALESCE_HOST_DEVICE constexpr auto value(const Ref& element) {
   if constexpr (std::is_base_of_v<detail::soa_reference_tag, Ref>) {
@@ -121,22 +121,22 @@ COALESCE_HOST_DEVICE constexpr auto value(const Ref& element) {
   }
 }
 
-// The number of fields coalesce sees in T (its own, as declared).
+/// The number of fields coalesce sees in T (its own, as declared).
 template <class T>
 inline constexpr std::size_t field_count_v = detail::field_count_v<T>;
-// The number of columns a soa_vector<T> stores: T's leaves, once every field that is a struct,
-// a CUDA vector type or an array is split into its own fields or elements, recursively (a field
-// whose type is marked coalesce::keep_whole stays one).
+/// The number of columns a soa_vector<T> stores: T's leaves, once every field that is a struct,
+/// a CUDA vector type or an array is split into its own fields or elements, recursively (a field
+/// whose type is marked coalesce::keep_whole stays one).
 template <class T>
 inline constexpr std::size_t leaf_count_v = detail::leaf_count_v<T>;
-// The leaf index of the first leaf of field I of T: field I's leaves are columns
-// first_leaf_v<T, I>, first_leaf_v<T, I> + 1, ... of a soa_view<T> (leaf_column<L>()).
+/// The leaf index of the first leaf of field I of T: field I's leaves are columns
+/// first_leaf_v<T, I>, first_leaf_v<T, I> + 1, ... of a soa_view<T> (leaf_column<L>()).
 template <class T, std::size_t I>
 inline constexpr std::size_t first_leaf_v = detail::leaf_starts_v<T>.at[I];
-// The type of leaf L of T: what column L of a soa_vector<T> stores.
+/// The type of leaf L of T: what column L of a soa_vector<T> stores.
 template <class T, std::size_t L>
 using leaf_t = detail::leaf_type_t<T, L>;
-// The type of field I of T.
+/// The type of field I of T.
 template <class T, std::size_t I>
 using field_t = detail::field_type_t<T, I>;
 

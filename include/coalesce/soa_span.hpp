@@ -11,9 +11,9 @@
 
 namespace coalesce {
 
-// The column of field `Key` (an index or a pointer to member, as for soa_view::column) as a
-// span of view.size() elements; const elements for a soa_view<const T>. (A span carries no
-// memory space: one of host memory handed to an algorithm is caught only under COALESCE_DEBUG.)
+/// The column of field `Key` (an index or a pointer to member, as for soa_view::column) as a
+/// span of view.size() elements; const elements for a soa_view<const T>. (A span carries no
+/// memory space: one of host memory handed to an algorithm is caught only under COALESCE_DEBUG.)
 template <auto Key, class T, class Space>
 COALESCE_HOST_DEVICE auto column_span(const soa_view<T, Space>& view) noexcept {
   auto* first = view.template column<Key>();

@@ -24,31 +24,31 @@
 
 namespace coalesce {
 
-// An owning structure-of-arrays vector of T in `Space`: one allocation, one 256-byte-aligned
-// column per leaf of T (leaf_count_v<T>). Copies between spaces and the growth of device vectors
-// are ordered on the resource's stream (stream()), and so are coalesce's algorithms handed the
-// vector; its view carries no stream. Which calls wait for that stream:
-//   - to_vector, assign and construction into host_space from a device vector wait (host code
-//     reads the elements next); so does a copy from pageable host memory, until it is staged;
-//   - assign_async never waits, and neither does assign into a device vector from device or
-//     pinned memory: these, and the algorithms, are what a CUDA graph capture may record.
-// While the stream of a device vector or of a pinned host vector is being captured, the calls a
-// graph cannot record throw std::logic_error naming the call, before they allocate, enqueue or
-// change anything: construction with elements, copies and copy assignment (they allocate or
-// release), growth beyond capacity() (reserve, resize, resize_for_overwrite, push_back), a device
-// resize that fills new elements and assign from pageable memory (they copy it), assign into a
-// host vector from a device one and to_vector (they wait). A plain host vector asks nothing. Nor
-// may a vector that holds memory be destroyed or move-assigned to then: the release is not recorded.
-//
-// Resources: a copy takes the source's resource (or the one given), copy assignment keeps this
-// vector's, and a move takes the source's with its storage; the moved-from vector is left empty
-// (size() and capacity() 0, nothing allocated) with a copy of its resource, so its stream() is
-// what it was. swap exchanges the resources with the elements. Exceptions: reserve, resize,
-// resize_for_overwrite, push_back and copy assignment give the strong guarantee (on failure the
-// vector is as it was, and nothing leaks); assign the basic one (a copy that fails may leave the
-// elements partly assigned, the size unchanged); moves and swap throw nothing.
-// A device vector's memory is released on its stream (cudaFreeAsync for the stream-ordered
-// resources): work on another stream that still reads it must be ordered before the destructor.
+/// An owning structure-of-arrays vector of T in `Space`: one allocation, one 256-byte-aligned
+/// column per leaf of T (leaf_count_v<T>). Copies between spaces and the growth of device vectors
+/// are ordered on the resource's stream (stream()), and so are coalesce's algorithms handed the
+/// vector; its view carries no stream. Which calls wait for that stream:
+///   - to_vector, assign and construction into host_space from a device vector wait (host code
+///     reads the elements next); so does a copy from pageable host memory, until it is staged;
+///   - assign_async never waits, and neither does assign into a device vector from device or
+///     pinned memory: these, and the algorithms, are what a CUDA graph capture may record.
+/// While the stream of a device vector or of a pinned host vector is being captured, the calls a
+/// graph cannot record throw std::logic_error naming the call, before they allocate, enqueue or
+/// change anything: construction with elements, copies and copy assignment (they allocate or
+/// release), growth beyond capacity() (reserve, resize, resize_for_overwrite, push_back), a device
+/// resize that fills new elements and assign from pageable memory (they copy it), assign into a
+/// host vector from a device one and to_vector (they wait). A plain host vector asks nothing. Nor
+/// may a vector that holds memory be destroyed or move-assigned to then: the release is not recorded.
+///
+/// Resources: a copy takes the source's resource (or the one given), copy assignment keeps this
+/// vector's, and a move takes the source's with its storage; the moved-from vector is left empty
+/// (size() and capacity() 0, nothing allocated) with a copy of its resource, so its stream() is
+/// what it was. swap exchanges the resources with the elements. Exceptions: reserve, resize,
+/// resize_for_overwrite, push_back and copy assignment give the strong guarantee (on failure the
+/// vector is as it was, and nothing leaks); assign the basic one (a copy that fails may leave the
+/// elements partly assigned, the size unchanged); moves and swap throw nothing.
+/// A device vector's memory is released on its stream (cudaFreeAsync for the stream-ordered
+/// resources): work on another stream that still reads it must be ordered before the destructor.
 template <class T, class Space = device_space, class Resource = default_resource_t<Space>>
 class soa_vector {
   static_assert(detail::check_soa_element<T>());
@@ -60,33 +60,33 @@ class soa_vector {
   static constexpr bool moves_nothrow = std::is_nothrow_copy_constructible_v<Resource>;
 
  public:
-  using value_type = T;
-  using memory_space = Space;
-  using resource_type = Resource;
-  using view_type = soa_view<T, Space>;
-  using const_view_type = soa_view<const T, Space>;
-  using iterator = soa_iterator<T, Space>;
-  using const_iterator = soa_iterator<const T, Space>;
-  using reference = soa_reference_t<T>;
-  using const_reference = soa_reference_t<const T>;
-  static constexpr std::size_t field_count = detail::field_count_v<T>;
-  static constexpr std::size_t leaf_count = detail::leaf_count_v<T>;
+  using value_type = T;                                 ///< the element type
+  using memory_space = Space;                           ///< where the columns live
+  using resource_type = Resource;                       ///< what allocates them
+  using view_type = soa_view<T, Space>;                 ///< what view() returns
+  using const_view_type = soa_view<const T, Space>;     ///< what const_view() returns
+  using iterator = soa_iterator<T, Space>;              ///< an iterator over the view
+  using const_iterator = soa_iterator<const T, Space>;  ///< a read-only one
+  using reference = soa_reference_t<T>;                 ///< what (*this)[i] is: a proxy of references
+  using const_reference = soa_reference_t<const T>;     ///< a read-only proxy
+  static constexpr std::size_t field_count = detail::field_count_v<T>;  ///< T's own fields
+  static constexpr std::size_t leaf_count = detail::leaf_count_v<T>;    ///< the columns (leaf_count_v<T>)
 
   soa_vector() = default;
   explicit soa_vector(const Resource& resource) noexcept(moves_nothrow) : storage_(resource) {}
-  // `count` value-initialized elements (T{}: zero, or the fields' default member initializers).
+  /// `count` value-initialized elements (T{}: zero, or the fields' default member initializers).
   explicit soa_vector(std::size_t count, const Resource& resource = Resource()) : soa_vector(resource) {
     refuse_capture_of_growth(count, true, "coalesce::soa_vector(count)", "construct it before the capture begins");
     resize_unchecked(count);
   }
-  // The elements of an array of structs on the host.
+  /// The elements of an array of structs on the host.
   explicit soa_vector(const std::vector<T>& aos, const Resource& resource = Resource()) : soa_vector(resource) {
     if (!aos.empty())
       refuse_capture(detail::uncapturable::allocates, "coalesce::soa_vector(const std::vector<T>&)",
                      "construct it before the capture begins");
     assign_from_host(aos.data(), aos.size());
   }
-  // A deep copy of a vector in another (or the same) space.
+  /// A deep copy of a vector in another (or the same) space.
   template <class S, class R>
   explicit soa_vector(const soa_vector<T, S, R>& other, const Resource& resource = Resource()) : soa_vector(resource) {
     refuse_capture_of_copy(other, "coalesce::soa_vector(const soa_vector<T, S, R>&)");
@@ -96,10 +96,10 @@ class soa_vector {
     refuse_capture_of_copy(other, "coalesce::soa_vector(const soa_vector&)");
     copy_from(other);
   }
-  // Takes other's storage and resource (see the class comment for what other keeps).
+  /// Takes other's storage and resource (see the class comment for what other keeps).
   soa_vector(soa_vector&& other) noexcept(moves_nothrow) : storage_(other.resource()) { swap(other); }
-  // Copies other's elements into new storage from this vector's resource, which replaces this
-  // vector's. Strong guarantee.
+  /// Copies other's elements into new storage from this vector's resource, which replaces this
+  /// vector's. Strong guarantee.
   soa_vector& operator=(const soa_vector& other) {
     if (this != &other) {
       soa_vector copy(resource());
@@ -111,7 +111,7 @@ class soa_vector {
     }
     return *this;
   }
-  // Takes other's storage and resource; this vector's are released.
+  /// Takes other's storage and resource; this vector's are released.
   soa_vector& operator=(soa_vector&& other) noexcept(moves_nothrow) {
     soa_vector(std::move(other)).swap(*this);
     return *this;
@@ -125,23 +125,23 @@ class soa_vector {
   }
   friend void swap(soa_vector& a, soa_vector& b) noexcept { a.swap(b); }
 
-  std::size_t size() const noexcept { return size_; }
-  std::size_t capacity() const noexcept { return capacity_; }
-  bool empty() const noexcept { return size_ == 0; }
-  const Resource& resource() const noexcept { return storage_.resource(); }
-  cudaStream_t stream() const noexcept { return storage_.resource().stream(); }
-  // Bytes taken from the resource.
+  std::size_t size() const noexcept { return size_; }                            ///< the number of elements
+  std::size_t capacity() const noexcept { return capacity_; }                    ///< elements room is allocated for
+  bool empty() const noexcept { return size_ == 0; }                             ///< whether size() is 0
+  const Resource& resource() const noexcept { return storage_.resource(); }      ///< what allocates the columns
+  cudaStream_t stream() const noexcept { return storage_.resource().stream(); }  ///< the resource's stream
+  /// Bytes taken from the resource.
   std::size_t allocated_bytes() const noexcept { return storage_.allocated_bytes(); }
 
-  view_type view() noexcept { return view_type(columns<void*>(), size_); }
-  const_view_type view() const noexcept { return const_view_type(columns<const void*>(), size_); }
-  const_view_type const_view() const noexcept { return view(); }
-  iterator begin() noexcept { return view().begin(); }
-  iterator end() noexcept { return view().end(); }
-  const_iterator begin() const noexcept { return view().begin(); }
-  const_iterator end() const noexcept { return view().end(); }
+  view_type view() noexcept { return view_type(columns<void*>(), size_); }  ///< the columns, for kernels
+  const_view_type view() const noexcept { return const_view_type(columns<const void*>(), size_); }  ///< read-only
+  const_view_type const_view() const noexcept { return view(); }  ///< the columns, read-only
+  iterator begin() noexcept { return view().begin(); }              ///< the first element
+  iterator end() noexcept { return view().end(); }                  ///< one past the last
+  const_iterator begin() const noexcept { return view().begin(); }  ///< the first element, read-only
+  const_iterator end() const noexcept { return view().end(); }      ///< one past the last
 
-  // Element access in host space. Precondition: i < size() (checked under COALESCE_DEBUG).
+  /// Element access in host space. Precondition: i < size() (checked under COALESCE_DEBUG).
   template <class S = Space, std::enable_if_t<std::is_same_v<S, host_space>, int> = 0>
   reference operator[](std::size_t i) {
     return view()[i];
@@ -150,8 +150,8 @@ class soa_vector {
   const_reference operator[](std::size_t i) const {
     return view()[i];
   }
-  // A device vector is not indexed, neither on the host (its elements are across the bus) nor in
-  // a kernel (a kernel that takes the vector gets a copy of the owner, not the columns).
+  /// A device vector is not indexed, neither on the host (its elements are across the bus) nor in
+  /// a kernel (a kernel that takes the vector gets a copy of the owner, not the columns).
   template <class S = Space, std::enable_if_t<std::is_same_v<S, device_space>, int> = 0>
   COALESCE_HOST_DEVICE reference operator[](std::size_t) const {
     static_assert(std::is_same_v<S, host_space>,
@@ -159,7 +159,7 @@ class soa_vector {
                   "the view there (or copy to a soa_vector<T, host_space> to read elements on the host)");
     return *static_cast<const reference*>(nullptr);  // never compiled into anything: the assertion fails first
   }
-  // Appends `value` (host space), growing the capacity geometrically. Strong guarantee.
+  /// Appends `value` (host space), growing the capacity geometrically. Strong guarantee.
   template <class S = Space, std::enable_if_t<std::is_same_v<S, host_space>, int> = 0>
   void push_back(const T& value) {
     if (size_ == capacity_) {
@@ -172,21 +172,21 @@ class soa_vector {
     ++size_;
   }
 
-  // Makes room for `count` elements without changing size(). Strong guarantee.
+  /// Makes room for `count` elements without changing size(). Strong guarantee.
   void reserve(std::size_t count) {
     if (count <= capacity_) return;
     refuse_capture_of_growth(count, false, "coalesce::soa_vector::reserve", "reserve before the capture begins");
     with_capacity(count).swap(*this);
   }
-  // Becomes `count` elements long, keeping the first min(count, size()); new elements are T{}.
-  // Strong guarantee: the new elements are filled before a larger allocation replaces this one.
+  /// Becomes `count` elements long, keeping the first min(count, size()); new elements are T{}.
+  /// Strong guarantee: the new elements are filled before a larger allocation replaces this one.
   void resize(std::size_t count) {
     refuse_capture_of_growth(count, true, "coalesce::soa_vector::resize", "resize before the capture begins");
     resize_unchecked(count);
   }
-  // Becomes `count` elements long without writing the new ones: for a destination that a kernel
-  // is about to overwrite entirely (reading them first is reading uninitialized memory). Strong
-  // guarantee.
+  /// Becomes `count` elements long without writing the new ones: for a destination that a kernel
+  /// is about to overwrite entirely (reading them first is reading uninitialized memory). Strong
+  /// guarantee.
   void resize_for_overwrite(std::size_t count) {
     if (count > capacity_) {
       refuse_capture_of_growth(count, false, "coalesce::soa_vector::resize_for_overwrite",
@@ -197,9 +197,9 @@ class soa_vector {
   }
   void clear() noexcept { size_ = 0; }
 
-  // Copies every element of `other`, which must have the same size, ordered on the device side's
-  // stream (this vector's when both are on the device). Into a host vector it waits for the copy.
-  // Throws std::invalid_argument if the sizes differ. Basic guarantee (see the class comment).
+  /// Copies every element of `other`, which must have the same size, ordered on the device side's
+  /// stream (this vector's when both are on the device). Into a host vector it waits for the copy.
+  /// Throws std::invalid_argument if the sizes differ. Basic guarantee (see the class comment).
   template <class S, class R>
   void assign(const soa_vector<T, S, R>& other) {
     check_same_size(other.size(), "assign");
@@ -216,20 +216,20 @@ class soa_vector {
     if constexpr (!on_device) detail::wait_for<S>(other.stream());
   }
 
-  // Copies every element of `other`, which must have the same size, and returns without waiting:
-  // ordered on the device side's stream (this vector's when both are on the device), so it follows
-  // the work queued there and precedes what is queued after, and a CUDA graph capture of that
-  // stream records it. One side must be on the device, and a host side must be pinned
-  // (pinned_resource): pageable memory is copied synchronously through a staging buffer, which a
-  // capture cannot record. Until the stream reaches the copy, a host destination does not hold
-  // the elements yet and a host source must not change: synchronize the stream, or wait for an
-  // event recorded after the copy. Throws std::invalid_argument if the sizes differ.
+  /// Copies every element of `other`, which must have the same size, and returns without waiting:
+  /// ordered on the device side's stream (this vector's when both are on the device), so it follows
+  /// the work queued there and precedes what is queued after, and a CUDA graph capture of that
+  /// stream records it. One side must be on the device, and a host side must be pinned
+  /// (pinned_resource): pageable memory is copied synchronously through a staging buffer, which a
+  /// capture cannot record. Until the stream reaches the copy, a host destination does not hold
+  /// the elements yet and a host source must not change: synchronize the stream, or wait for an
+  /// event recorded after the copy. Throws std::invalid_argument if the sizes differ.
   template <class S, class R>
   void assign_async(const soa_vector<T, S, R>& other) {
     assign_async(other, detail::device_side_stream<Space, S>(stream(), other.stream()));
   }
-  // The same, ordered on `stream`; the caller orders it after the work of the vectors' own
-  // streams that it depends on.
+  /// The same, ordered on `stream`; the caller orders it after the work of the vectors' own
+  /// streams that it depends on.
   template <class S, class R>
   void assign_async(const soa_vector<T, S, R>& other, cudaStream_t stream) {
     using copy = detail::async_copy_between<Space, Resource, S, R>;
@@ -248,8 +248,8 @@ class soa_vector {
     }
   }
 
-  // The elements as an array of structs on the host; a device vector's waits for its stream (and
-  // refuses while the stream is being captured).
+  /// The elements as an array of structs on the host; a device vector's waits for its stream (and
+  /// refuses while the stream is being captured).
   std::vector<T> to_vector() const {
     std::vector<T> aos(size_);
     if constexpr (!on_device) {
@@ -376,7 +376,7 @@ class soa_vector {
     }
   }
 
-  // Elements [first, last) = T{}, column by column (detail::fill_column: no kernel).
+  // Elements [first, last) = T{}, column by column (no kernel).
   void fill_value_initialized(std::size_t first, std::size_t last) {
     fill_value_initialized(first, last, std::make_index_sequence<leaf_count>{});
   }

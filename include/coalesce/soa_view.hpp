@@ -33,34 +33,35 @@ namespace coalesce {
 template <class T, class Space = device_space>
 class soa_view;
 
-// A fixed array of N values, one per column: a soa_view's column pointers in leaf order (a
-// plain aggregate, not cuda::std::array: no libcu++ here, see detail/fields.hpp).
+/// A fixed array of N values, one per column: a soa_view's column pointers in leaf order (a
+/// plain aggregate, not cuda::std::array: no libcu++ here, see detail/fields.hpp).
 template <class P, std::size_t N>
 struct column_array {
-  P values[N];
-  COALESCE_HOST_DEVICE constexpr P& operator[](std::size_t i) { return values[i]; }
-  COALESCE_HOST_DEVICE constexpr const P& operator[](std::size_t i) const { return values[i]; }
-  COALESCE_HOST_DEVICE static constexpr std::size_t size() noexcept { return N; }
-  COALESCE_HOST_DEVICE constexpr P* begin() { return values; }
-  COALESCE_HOST_DEVICE constexpr P* end() { return values + N; }
-  COALESCE_HOST_DEVICE constexpr const P* begin() const { return values; }
-  COALESCE_HOST_DEVICE constexpr const P* end() const { return values + N; }
+  P values[N];                                                                          ///< the values, in leaf order
+  COALESCE_HOST_DEVICE constexpr P& operator[](std::size_t i) { return values[i]; }              ///< value i
+  COALESCE_HOST_DEVICE constexpr const P& operator[](std::size_t i) const { return values[i]; }  ///< value i
+  COALESCE_HOST_DEVICE static constexpr std::size_t size() noexcept { return N; }               ///< N
+  COALESCE_HOST_DEVICE constexpr P* begin() { return values; }                  ///< the first value
+  COALESCE_HOST_DEVICE constexpr P* end() { return values + N; }                ///< one past the last
+  COALESCE_HOST_DEVICE constexpr const P* begin() const { return values; }      ///< the first value
+  COALESCE_HOST_DEVICE constexpr const P* end() const { return values + N; }    ///< one past the last
 };
 
-// A random-access iterator over a soa_view; *it is view[i].
+/// A random-access iterator over a soa_view; *it is view[i].
 template <class T, class Space = device_space>
 class soa_iterator {
  public:
-  using iterator_category = std::random_access_iterator_tag;
-  using value_type = std::remove_const_t<T>;
-  using difference_type = std::ptrdiff_t;
-  using reference = soa_reference_t<T>;
-  using pointer = void;
+  using iterator_category = std::random_access_iterator_tag;  ///< random access
+  using value_type = std::remove_const_t<T>;                  ///< the element type
+  using difference_type = std::ptrdiff_t;                     ///< a distance in elements
+  using reference = soa_reference_t<T>;                       ///< what *it is: a proxy of references
+  using pointer = void;                                       ///< none: elements are spread over columns
 
   soa_iterator() = default;
+  /// The iterator at element `index` of `view`.
   COALESCE_HOST_DEVICE soa_iterator(const soa_view<T, Space>& view, std::size_t index) : view_(view), index_(index) {}
 
-  // Host-only for a view of host memory, as view[i] is.
+  /// Host-only for a view of host memory, as view[i] is.
   COALESCE_DETAIL_EXEC_CHECK_DISABLE
   COALESCE_HOST_DEVICE reference operator*() const { return view_[index_]; }
   COALESCE_DETAIL_EXEC_CHECK_DISABLE
@@ -91,24 +92,24 @@ class soa_iterator {
   std::size_t index_ = 0;
 };
 
-// A non-owning view of `size()` elements stored as columns: one pointer per leaf. Trivially
-// copyable, so kernels take it by value; soa_view<const T> is read-only. Space says where the
-// columns live: a view of device memory (the default, what kernels and algorithms take) and a
-// view of host memory are different types, so host memory cannot reach a kernel unnoticed.
-// A view carries no stream: an algorithm handed a view runs on the stream it is given (0 unless
-// told), where one handed the soa_vector runs on the vector's.
+/// A non-owning view of `size()` elements stored as columns: one pointer per leaf. Trivially
+/// copyable, so kernels take it by value; soa_view<const T> is read-only. Space says where the
+/// columns live: a view of device memory (the default, what kernels and algorithms take) and a
+/// view of host memory are different types, so host memory cannot reach a kernel unnoticed.
+/// A view carries no stream: an algorithm handed a view runs on the stream it is given (0 unless
+/// told), where one handed the soa_vector runs on the vector's.
 template <class T, class Space>
 class soa_view {
   static_assert(is_memory_space_v<Space>,
                 "coalesce::soa_view<T, Space>: Space must be coalesce::host_space or coalesce::device_space");
 
  public:
-  using element_type = T;
-  using value_type = std::remove_const_t<T>;
-  using memory_space = Space;
-  using reference = soa_reference_t<T>;
-  using iterator = soa_iterator<T, Space>;
-  // T's own fields, and the columns they are stored in (leaf_count_v<T>).
+  using element_type = T;                     ///< the element type, const for a read-only view
+  using value_type = std::remove_const_t<T>;  ///< the element type without const
+  using memory_space = Space;                 ///< where the columns live
+  using reference = soa_reference_t<T>;       ///< what view[i] is: a proxy of references
+  using iterator = soa_iterator<T, Space>;    ///< what begin() and end() return
+  /// T's own fields, and the columns they are stored in (leaf_count_v<T>).
   static constexpr std::size_t field_count = detail::field_count_v<value_type>;
   static constexpr std::size_t leaf_count = detail::leaf_count_v<value_type>;
   using column_pointers = column_array<std::conditional_t<std::is_const_v<T>, const void*, void*>, leaf_count>;
@@ -120,23 +121,23 @@ class soa_view {
 
  public:
   soa_view() = default;
-  // Columns given as untyped pointers in leaf order, each holding at least `size` elements; the
-  // columns of one array field equally far apart (checked under COALESCE_DEBUG), as soa_vector
-  // lays them out.
+  /// Columns given as untyped pointers in leaf order, each holding at least `size` elements; the
+  /// columns of one array field equally far apart (checked under COALESCE_DEBUG), as soa_vector
+  /// lays them out.
   COALESCE_HOST_DEVICE soa_view(const column_pointers& columns, std::size_t size) : columns_(columns), size_(size) {}
-  // A read-only view of a writable one.
+  /// A read-only view of a writable one.
   template <class U, std::enable_if_t<std::is_same_v<const U, T> && !std::is_same_v<U, T>, int> = 0>
   COALESCE_HOST_DEVICE soa_view(const soa_view<U, Space>& other) : size_(other.size()) {
     for (std::size_t i = 0; i < leaf_count; ++i) columns_[i] = other.columns()[i];
   }
 
-  COALESCE_HOST_DEVICE std::size_t size() const noexcept { return size_; }
-  COALESCE_HOST_DEVICE bool empty() const noexcept { return size_ == 0; }
-  COALESCE_HOST_DEVICE const column_pointers& columns() const noexcept { return columns_; }
+  COALESCE_HOST_DEVICE std::size_t size() const noexcept { return size_; }   ///< the number of elements
+  COALESCE_HOST_DEVICE bool empty() const noexcept { return size_ == 0; }    ///< whether size() is 0
+  COALESCE_HOST_DEVICE const column_pointers& columns() const noexcept { return columns_; }  ///< the columns, in leaf order
 
-  // The column of a field that is one column, as a raw pointer (256-byte aligned for a
-  // soa_vector's view): Key is a field index (column<0>()) or a pointer to member
-  // (column<&Particle::x>()). A field split into leaves has one column per leaf: leaf_column.
+  /// The column of a field that is one column, as a raw pointer (256-byte aligned for a
+  /// soa_vector's view): Key is a field index (column<0>()) or a pointer to member
+  /// (column<&Particle::x>()). A field split into leaves has one column per leaf: leaf_column.
   template <auto Key>
   COALESCE_HOST_DEVICE auto* column() const noexcept {
     if constexpr (std::is_member_object_pointer_v<decltype(Key)>) {
@@ -155,16 +156,16 @@ class soa_view {
       }
     }
   }
-  // Column L, L < leaf_count: leaf L of T (coalesce::leaf_t<T, L>), as a raw pointer.
+  /// Column L, L < leaf_count: leaf L of T (coalesce::leaf_t<T, L>), as a raw pointer.
   template <std::size_t L>
   COALESCE_HOST_DEVICE leaf_type<L>* leaf_column() const noexcept {
     static_assert(L < leaf_count, "coalesce::soa_view::leaf_column<L>: L is not a leaf index of T");
     return static_cast<leaf_type<L>*>(columns_[L]);
   }
 
-  // Element i: references into every column. Precondition: i < size() (checked under
-  // COALESCE_DEBUG). Host and device code for a view of device memory; host code only for a view
-  // of host memory (device code that indexes one does not compile).
+  /// Element i: references into every column. Precondition: i < size() (checked under
+  /// COALESCE_DEBUG). Host and device code for a view of device memory; host code only for a view
+  /// of host memory (device code that indexes one does not compile).
   template <class S = Space, std::enable_if_t<std::is_same_v<S, device_space>, int> = 0>
   COALESCE_HOST_DEVICE reference operator[](std::size_t i) const {
     return element(i);
@@ -177,15 +178,15 @@ class soa_view {
   COALESCE_HOST_DEVICE iterator begin() const { return iterator(*this, 0); }
   COALESCE_HOST_DEVICE iterator end() const { return iterator(*this, size_); }
 
-  // Elements [first, first + count) as a view of their own: the same columns, each `first`
-  // elements on, as cuda::std::span::subspan. An algorithm handed it walks only that range (its
-  // columns are then not 256-byte aligned at element 0; the walks align chunks with a head).
-  // Precondition: first + count <= size() (checked under COALESCE_DEBUG).
+  /// Elements [first, first + count) as a view of their own: the same columns, each `first`
+  /// elements on, as cuda::std::span::subspan. An algorithm handed it walks only that range (its
+  /// columns are then not 256-byte aligned at element 0; the walks align chunks with a head).
+  /// Precondition: first + count <= size() (checked under COALESCE_DEBUG).
   COALESCE_HOST_DEVICE soa_view subview(std::size_t first, std::size_t count) const {
     COALESCE_ASSERT(first <= size_ && count <= size_ - first, "coalesce::soa_view::subview: range out of bounds");
     return soa_view(columns_from(first, std::make_index_sequence<leaf_count>{}), count);
   }
-  // Elements [first, size()).
+  /// Elements [first, size()).
   COALESCE_HOST_DEVICE soa_view subview(std::size_t first) const {
     COALESCE_ASSERT(first <= size_, "coalesce::soa_view::subview: first beyond the end");
     return subview(first, size_ - first);

@@ -21,13 +21,14 @@
 
 namespace coalesce {
 
-// A Thrust random-access device iterator over a soa_view<T>.
+/// A Thrust random-access device iterator over a soa_view<T>.
 template <class T>
 class soa_device_iterator
     : public thrust::iterator_facade<soa_device_iterator<T>, std::remove_const_t<T>, thrust::device_system_tag,
                                      thrust::random_access_traversal_tag, soa_reference_t<T>, std::ptrdiff_t> {
  public:
   soa_device_iterator() = default;
+  /// The iterator at element `index` of `view`.
   COALESCE_HOST_DEVICE soa_device_iterator(const soa_view<T>& view, std::size_t index) : view_(view), index_(index) {}
 
  private:
@@ -45,22 +46,24 @@ class soa_device_iterator
   std::size_t index_ = 0;
 };
 
+/// A Thrust device iterator at the first element of `view`, for thrust algorithms over its elements.
 template <class T>
 soa_device_iterator<T> device_begin(const soa_view<T>& view) {
   return soa_device_iterator<T>(view, 0);
 }
+/// A Thrust device iterator one past the last element of `view`.
 template <class T>
 soa_device_iterator<T> device_end(const soa_view<T>& view) {
   return soa_device_iterator<T>(view, view.size());
 }
 
-// A device soa_vector of the structs in `aos`, converted on the device.
+/// A device soa_vector of the structs in `aos`, converted on the device.
 template <class T, class Alloc>
 soa_vector<T> to_soa(const thrust::device_vector<T, Alloc>& aos) {
   return to_soa(thrust::raw_pointer_cast(aos.data()), aos.size());
 }
 
-// The elements of a device soa_vector as a thrust::device_vector of structs.
+/// The elements of a device soa_vector as a thrust::device_vector of structs.
 template <class T, class Resource>
 thrust::device_vector<T> to_aos(const soa_vector<T, device_space, Resource>& soa) {
   thrust::device_vector<T> aos(soa.size());

@@ -16,95 +16,96 @@
 
 namespace coalesce {
 
-// --- layout policies ------------------------------------------------------------------------
-// The naive row-major layout, kept for comparison and teaching: column reads conflict.
+/// --- layout policies ------------------------------------------------------------------------
+/// The naive row-major layout, kept for comparison and teaching: column reads conflict.
 struct unpadded {};
-// Row-major with each row padded by the least that makes column reads conflict-free: one
-// element for 4-, 8- and 16-byte types ([32][33]), one 4-byte word for 1- and 2-byte types.
-// Works for any shape; costs at most one word per row.
+/// Row-major with each row padded by the least that makes column reads conflict-free: one
+/// element for 4-, 8- and 16-byte types ([32][33]), one 4-byte word for 1- and 2-byte types.
+/// Works for any shape; costs at most one word per row.
 struct padded {};
-// No padding: the column index (in elements, or in 4-byte words for 1- and 2-byte types) is
-// XORed with the row, the `t[r][c ^ r]` family. Needs a power-of-two row of at least 32 such units
-// for conflict-free columns.
+/// No padding: the column index (in elements, or in 4-byte words for 1- and 2-byte types) is
+/// XORed with the row, the `t[r][c ^ r]` family. Needs a power-of-two row of at least 32 such units
+/// for conflict-free columns.
 struct swizzled {};
-// The 16-byte-chunk swizzle: within each 128-byte segment of a row, chunk j goes to chunk
-// j ^ (r mod 8). Conflict-free for 16-byte vector rows and columns; the layout of Hopper's TMA
-// 128B swizzle mode and what ldmatrix expects. Rows must be a multiple of 128 bytes.
+/// The 16-byte-chunk swizzle: within each 128-byte segment of a row, chunk j goes to chunk
+/// j ^ (r mod 8). Conflict-free for 16-byte vector rows and columns; the layout of Hopper's TMA
+/// 128B swizzle mode and what ldmatrix expects. Rows must be a multiple of 128 bytes.
 struct swizzled_128b {};
 
 // --- what a tile's user promises to do with it ----------------------------------------------
-// A shared_tile checks at compile time that its layout is conflict-free for the declared access.
+/// A shared_tile checks at compile time that its layout is conflict-free for the declared access.
 namespace access {
-struct rows {};              // warps read or write consecutive elements of one row
-struct columns {};           // warps read or write consecutive elements of one column
-struct rows_and_columns {};  // both (a transpose): the default
-struct unchecked {};         // no promise and no check: for measuring the naive layout
+struct rows {};              ///< warps read or write consecutive elements of one row
+struct columns {};           ///< warps read or write consecutive elements of one column
+struct rows_and_columns {};  ///< both (a transpose): the default
+struct unchecked {};         ///< no promise and no check: for measuring the naive layout
 }  // namespace access
 
-// --- one warp instruction's access to a tile ------------------------------------------------
-// Lane l touches element (first_row + row_step * l, first_col + col_step * l) and the
-// elements - 1 after it in the same row, as one access of elements * sizeof(T) bytes; lanes at or
-// past `lanes` take no part. A kernel declares each shared access it makes as one of these and
-// indexes its tile through row(lane) and col(lane), so the declaration is the code; the tile's
-// layout prices it at compile time (tile_layout::wavefronts).
-//   constexpr auto even_stores = coalesce::warp_access::along_row(2);  // lane l: (0, 2l)
-//   static_assert(layout::wavefronts(even_stores) == 2 * layout::ideal_wavefronts(even_stores));
-//   tile(r + even_stores.row(lane), even_stores.col(lane)) = x;
+/// --- one warp instruction's access to a tile ------------------------------------------------
+/// Lane l touches element (first_row + row_step * l, first_col + col_step * l) and the
+/// elements - 1 after it in the same row, as one access of elements * sizeof(T) bytes; lanes at or
+/// past `lanes` take no part. A kernel declares each shared access it makes as one of these and
+/// indexes its tile through row(lane) and col(lane), so the declaration is the code; the tile's
+/// layout prices it at compile time (tile_layout::wavefronts).
+///   constexpr auto even_stores = coalesce::warp_access::along_row(2);  // lane l: (0, 2l)
+///   static_assert(layout::wavefronts(even_stores) == 2 * layout::ideal_wavefronts(even_stores));
+///   tile(r + even_stores.row(lane), even_stores.col(lane)) = x;
 struct warp_access {
-  std::size_t first_row = 0, first_col = 0;  // lane 0's element
-  std::size_t row_step = 0, col_step = 1;    // from lane l to lane l + 1
-  std::size_t elements = 1;                  // consecutive elements of a row per lane: one access
-  std::size_t lanes = 32;                    // lanes 0 .. lanes - 1 take part
-  // 0: the lanes walk one straight line. Otherwise the coordinate they walk (the column when
-  // row_step is 0, else the row) folds every line_length onto the next line, one row down (or one
-  // column right): a block's threads walking a tile line by line, as shared_tile's loads do.
+  std::size_t first_row = 0, first_col = 0;  ///< lane 0's element
+  std::size_t row_step = 0, col_step = 1;    ///< from lane l to lane l + 1
+  std::size_t elements = 1;                  ///< consecutive elements of a row per lane: one access
+  std::size_t lanes = 32;                    ///< lanes 0 .. lanes - 1 take part
+  /// 0: the lanes walk one straight line. Otherwise the coordinate they walk (the column when
+  /// row_step is 0, else the row) folds every line_length onto the next line, one row down (or one
+  /// column right): a block's threads walking a tile line by line, as shared_tile's loads do.
   std::size_t line_length = 0;
 
-  // Lane l at (0, col_step * l): consecutive (or strided) elements of a row.
+  /// Lane l at (0, col_step * l): consecutive (or strided) elements of a row.
   COALESCE_HOST_DEVICE static constexpr warp_access along_row(std::size_t col_step = 1) {
     warp_access a{};
     a.col_step = col_step;
     return a;
   }
-  // Lane l at (row_step * l, 0): consecutive (or strided) elements of a column.
+  /// Lane l at (row_step * l, 0): consecutive (or strided) elements of a column.
   COALESCE_HOST_DEVICE static constexpr warp_access along_column(std::size_t row_step = 1) {
     warp_access a{};
     a.row_step = row_step;
     a.col_step = 0;
     return a;
   }
-  // The same pattern with lane 0 at (row, col).
+  /// The same pattern with lane 0 at (row, col).
   COALESCE_HOST_DEVICE constexpr warp_access from(std::size_t row, std::size_t col) const {
     warp_access a = *this;
     a.first_row = row;
     a.first_col = col;
     return a;
   }
-  // Each lane moves `n` consecutive elements of a row as one vector access.
+  /// Each lane moves `n` consecutive elements of a row as one vector access.
   COALESCE_HOST_DEVICE constexpr warp_access vectors_of(std::size_t n) const {
     warp_access a = *this;
     a.elements = n;
     return a;
   }
-  // Only lanes 0 .. n - 1 take part (n <= 32).
+  /// Only lanes 0 .. n - 1 take part (n <= 32).
   COALESCE_HOST_DEVICE constexpr warp_access with_lanes(std::size_t n) const {
     warp_access a = *this;
     a.lanes = n;
     return a;
   }
-  // The walked coordinate folds every `length` onto the next line (see line_length).
+  /// The walked coordinate folds every `length` onto the next line (see line_length).
   COALESCE_HOST_DEVICE constexpr warp_access in_lines_of(std::size_t length) const {
     warp_access a = *this;
     a.line_length = length;
     return a;
   }
 
-  // Where lane `lane`'s (first) element is.
+  /// Where lane `lane`'s (first) element is.
   COALESCE_HOST_DEVICE constexpr std::size_t row(std::size_t lane) const {
     const std::size_t r = first_row + row_step * lane;
     if (line_length == 0) return r;
     return row_step == 0 ? first_row + (first_col + col_step * lane) / line_length : r % line_length;
   }
+  /// The column of lane `lane`'s (first) element.
   COALESCE_HOST_DEVICE constexpr std::size_t col(std::size_t lane) const {
     const std::size_t c = first_col + col_step * lane;
     if (line_length == 0) return c;
@@ -241,8 +242,8 @@ struct tile_offset<T, Rows, Cols, swizzled_128b> {
 
 }  // namespace detail
 
-// Where element (r, c) of a Rows x Cols tile of T lives in shared memory, and what it costs.
-// Every value is a compile-time constant, so a user can static_assert on the certificate.
+/// Where element (r, c) of a Rows x Cols tile of T lives in shared memory, and what it costs.
+/// Every value is a compile-time constant, so a user can static_assert on the certificate.
 template <class T, std::size_t Rows, std::size_t Cols, class Policy = padded>
 struct tile_layout {
   static_assert(detail::is_access_width(sizeof(T)),
@@ -261,14 +262,14 @@ struct tile_layout {
   using offsets = detail::tile_offset<checked_type, checked_rows, checked_cols, checked_policy>;
 
  public:
-  using value_type = T;
-  using policy = Policy;
-  static constexpr std::size_t rows = Rows;
-  static constexpr std::size_t cols = Cols;
+  using value_type = T;                      ///< the element type
+  using policy = Policy;                     ///< the layout policy
+  static constexpr std::size_t rows = Rows;  ///< the tile's rows
+  static constexpr std::size_t cols = Cols;  ///< the tile's columns
 
-  // Elements to allocate (padding included).
+  /// Elements to allocate (padding included).
   static constexpr std::size_t size = offsets::size;
-  // Element offset of (r, c) from the tile's start.
+  /// Element offset of (r, c) from the tile's start.
   COALESCE_HOST_DEVICE static constexpr std::size_t offset(std::size_t r, std::size_t c) {
     return offsets{}(r, c);
   }
@@ -279,32 +280,33 @@ struct tile_layout {
   };
 
  public:
-  // What one warp instruction `a` costs on this tile: its shared-memory wavefronts, worst case
-  // over the places a kernel issues it (moved along the dimension its lanes do not walk, to each
-  // of the first 32 rows or columns), and the least any layout can do: 128 bytes per wavefront.
-  // wavefronts(a) is 0 when a lane's elements are not one aligned access in this layout.
+  /// What one warp instruction `a` costs on this tile: its shared-memory wavefronts, worst case
+  /// over the places a kernel issues it (moved along the dimension its lanes do not walk, to each
+  /// of the first 32 rows or columns), and the least any layout can do: 128 bytes per wavefront.
+  /// wavefronts(a) is 0 when a lane's elements are not one aligned access in this layout.
   COALESCE_HOST_DEVICE static constexpr unsigned wavefronts(warp_access a) {
     return detail::worst_access_wavefronts(offset_function{}, sizeof(checked_type), checked_rows, checked_cols, a);
   }
+  /// The least wavefronts any layout needs for `a`: 128 bytes per wavefront.
   COALESCE_HOST_DEVICE static constexpr unsigned ideal_wavefronts(warp_access a) {
     return detail::ideal_wavefronts(sizeof(checked_type) * a.elements, a.lanes < 32 ? a.lanes : 32);
   }
-  // No more wavefronts than the ideal: no bank conflict anywhere the kernel issues `a`.
+  /// No more wavefronts than the ideal: no bank conflict anywhere the kernel issues `a`.
   COALESCE_HOST_DEVICE static constexpr bool conflict_free(warp_access a) {
     const unsigned w = wavefronts(a);
     return w != 0 && w <= ideal_wavefronts(a);
   }
 
-  // The certificate every tile carries: 32 lanes (or the whole row / column when shorter) touching
-  // consecutive elements of a row, or of a column.
+  /// The certificate every tile carries: 32 lanes (or the whole row / column when shorter) touching
+  /// consecutive elements of a row, or of a column.
   static constexpr warp_access row_access = warp_access::along_row().with_lanes(Cols < 32 ? Cols : 32);
-  static constexpr warp_access column_access = warp_access::along_column().with_lanes(Rows < 32 ? Rows : 32);
-  static constexpr unsigned row_access_wavefronts = wavefronts(row_access);
-  static constexpr unsigned column_access_wavefronts = wavefronts(column_access);
-  static constexpr unsigned ideal_row_wavefronts = ideal_wavefronts(row_access);
-  static constexpr unsigned ideal_column_wavefronts = ideal_wavefronts(column_access);
-  static constexpr bool conflict_free_rows = row_access_wavefronts == ideal_row_wavefronts;
-  static constexpr bool conflict_free_columns = column_access_wavefronts == ideal_column_wavefronts;
+  static constexpr warp_access column_access = warp_access::along_column().with_lanes(Rows < 32 ? Rows : 32);  ///< the same down a column
+  static constexpr unsigned row_access_wavefronts = wavefronts(row_access);                ///< wavefronts(row_access)
+  static constexpr unsigned column_access_wavefronts = wavefronts(column_access);          ///< wavefronts(column_access)
+  static constexpr unsigned ideal_row_wavefronts = ideal_wavefronts(row_access);           ///< the least for row_access
+  static constexpr unsigned ideal_column_wavefronts = ideal_wavefronts(column_access);     ///< the least for column_access
+  static constexpr bool conflict_free_rows = row_access_wavefronts == ideal_row_wavefronts;  ///< no conflict along rows
+  static constexpr bool conflict_free_columns = column_access_wavefronts == ideal_column_wavefronts;  ///< nor along columns
 };
 
 }  // namespace coalesce

@@ -13,12 +13,12 @@
 
 namespace coalesce {
 
-// A field of arithmetic or enumeration type in for_each's element. It converts to F& and to
-// const F& (so e.x * 2, sqrtf(e.x), float& r = e.x, update(e.x) and &e.x all work), assigns
-// from anything an F assigns from, and has F's compound assignments and increments. A copy
-// (auto x = e.x) is a value of its own, as copying a float is: writing it changes nothing in
-// the element. Where a template must deduce F from it, name F (cuda::std::max<float>(e.x, 0.f))
-// or convert first (float(e.x)); printf takes float(e.x), not e.x. c ? e.x : 0.f is a float.
+/// A field of arithmetic or enumeration type in for_each's element. It converts to F& and to
+/// const F& (so e.x * 2, sqrtf(e.x), float& r = e.x, update(e.x) and &e.x all work), assigns
+/// from anything an F assigns from, and has F's compound assignments and increments. A copy
+/// (auto x = e.x) is a value of its own, as copying a float is: writing it changes nothing in
+/// the element. Where a template must deduce F from it, name F (cuda::std::max<float>(e.x, 0.f))
+/// or convert first (float(e.x)); printf takes float(e.x), not e.x. c ? e.x : 0.f is a float.
 template <class F>
 class tracked_field {
   static_assert(std::is_arithmetic_v<F> || std::is_enum_v<F>,
@@ -27,9 +27,9 @@ class tracked_field {
  public:
   using value_type = F;
 
-  // Explicit, so that c ? e.x : 0.f has one way to meet (float), not two.
+  /// Explicit, so that c ? e.x : 0.f has one way to meet (float), not two.
   COALESCE_HOST_DEVICE constexpr explicit tracked_field(const F& value) noexcept : value_(value) {}
-  // A copy holds the value and nothing else: its own notes start clean.
+  /// A copy holds the value and nothing else: its own notes start clean.
   COALESCE_HOST_DEVICE constexpr tracked_field(const tracked_field& other) noexcept : value_(other.read()) {}
 
   COALESCE_HOST_DEVICE constexpr tracked_field& operator=(const F& value) noexcept {
@@ -41,7 +41,7 @@ class tracked_field {
     return *this = other.read();
   }
 
-  // Reading. A reference that may be written through counts as a read and a write.
+  /// Reading. A reference that may be written through counts as a read and a write.
   COALESCE_HOST_DEVICE constexpr operator const F&() const& noexcept { return read(); }  // NOLINT: as an F
   COALESCE_HOST_DEVICE constexpr operator F&() & noexcept { return modify(); }            // NOLINT: as an F
   COALESCE_HOST_DEVICE constexpr F* operator&() & noexcept { return &modify(); }
@@ -72,8 +72,8 @@ class tracked_field {
   COALESCE_HOST_DEVICE constexpr F operator++(int) noexcept { return modify()++; }
   COALESCE_HOST_DEVICE constexpr F operator--(int) noexcept { return modify()--; }
 
-  // For the walk that stores the element: whether f wrote the field without reading what the
-  // column held first (so the column's old value does not matter), and the value, unnoted.
+  /// For the walk that stores the element: whether f wrote the field without reading what the
+  /// column held first (so the column's old value does not matter), and the value, unnoted.
   COALESCE_HOST_DEVICE constexpr bool overwritten() const noexcept { return written_ && !read_first_; }
   COALESCE_HOST_DEVICE constexpr const F& held() const noexcept { return value_; }
 

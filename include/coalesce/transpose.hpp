@@ -144,9 +144,9 @@ void launch_transpose_pairs(pitched_view<const T> in, pitched_view<T> out, cudaS
 
 }  // namespace detail
 
-// out(c, r) = in(r, c) for every element, asynchronously on `stream`. T is a 4- or 8-byte type;
-// in and out must not overlap. Throws std::invalid_argument if out is not in.cols() x in.rows(),
-// coalesce::cuda_error if the launch fails.
+/// out(c, r) = in(r, c) for every element, asynchronously on `stream`. T is a 4- or 8-byte type;
+/// in and out must not overlap. Throws std::invalid_argument if out is not in.cols() x in.rows(),
+/// coalesce::cuda_error if the launch fails.
 template <class T>
 void transpose(pitched_view<const T> in, pitched_view<T> out, cudaStream_t stream = 0) {
   static_assert(sizeof(T) == 4 || sizeof(T) == 8,
@@ -164,7 +164,7 @@ void transpose(pitched_view<const T> in, pitched_view<T> out, cudaStream_t strea
   }
 }
 
-// The same for a writable input view.
+/// The same for a writable input view.
 template <class T>
 void transpose(pitched_view<T> in, pitched_view<T> out, cudaStream_t stream = 0) {
   transpose(pitched_view<const T>(in), out, stream);

@@ -24,7 +24,7 @@
 
 namespace coalesce::testing {
 
-// The median of `samples` (the mean of the middle two for an even count); 0 for none.
+/// The median of `samples` (the mean of the middle two for an even count); 0 for none.
 inline double median(std::vector<double> samples) {
   if (samples.empty()) return 0.0;
   const std::size_t mid = samples.size() / 2;
@@ -36,13 +36,13 @@ inline double median(std::vector<double> samples) {
 }
 
 struct timing_options {
-  int warmup = 3;       // launches before timing starts: module load, caches, clocks
-  int repetitions = 20; // timed launches; the median is reported
+  int warmup = 3;       ///< launches before timing starts: module load, caches, clocks
+  int repetitions = 20; ///< timed launches; the median is reported
   cudaStream_t stream = nullptr;
 };
 
-// Times `launch(stream)` (which enqueues work on `stream`) with CUDA events, one event pair per
-// repetition, after warm-up. Returns every sample in milliseconds.
+/// Times `launch(stream)` (which enqueues work on `stream`) with CUDA events, one event pair per
+/// repetition, after warm-up. Returns every sample in milliseconds.
 template <class Launch>
 std::vector<double> time_launches_ms(Launch&& launch, const timing_options& options = {}) {
   if (options.repetitions < 1) throw std::invalid_argument("coalesce::testing::time_launches_ms: repetitions < 1");
@@ -79,8 +79,8 @@ std::vector<double> time_launches_ms(Launch&& launch, const timing_options& opti
   return samples;
 }
 
-// The DRAM peak of a device from its attributes: two transfers per memory clock (double data
-// rate) across the whole bus. What no kernel can exceed, whatever its mix of reads and writes.
+/// The DRAM peak of a device from its attributes: two transfers per memory clock (double data
+/// rate) across the whole bus. What no kernel can exceed, whatever its mix of reads and writes.
 struct dram_peak {
   double memory_clock_khz = 0.0;
   int bus_width_bits = 0;
@@ -90,7 +90,7 @@ struct dram_peak {
   }
 };
 
-// The current device's DRAM peak (cudaDevAttrMemoryClockRate, cudaDevAttrGlobalMemoryBusWidth).
+/// The current device's DRAM peak (cudaDevAttrMemoryClockRate, cudaDevAttrGlobalMemoryBusWidth).
 inline dram_peak current_dram_peak() {
   int device = 0, clock_khz = 0, bus_bits = 0;
   throw_on_error(::cudaGetDevice(&device), "cudaGetDevice");
@@ -101,15 +101,15 @@ inline dram_peak current_dram_peak() {
   return {double(clock_khz), bus_bits};
 }
 
-// How the reference copy is taken.
+/// How the reference copy is taken.
 struct reference_options {
-  std::size_t minimum_copy_bytes = std::size_t(1) << 30;  // each copy reads and writes at least this much
-  int copies_per_sample = 4;                              // back to back between one pair of events
-  int samples = 10;                                       // the best one is the reference
+  std::size_t minimum_copy_bytes = std::size_t(1) << 30;  ///< each copy reads and writes at least this much
+  int copies_per_sample = 4;                              ///< back to back between one pair of events
+  int samples = 10;                                       ///< the best one is the reference
 };
 
-// The reference copy as measured: cudaMemcpyAsync device-to-device of `copy_bytes`, counting
-// bytes read plus written, the best of `samples` samples of `copies_per_sample` copies each.
+/// The reference copy as measured: cudaMemcpyAsync device-to-device of `copy_bytes`, counting
+/// bytes read plus written, the best of `samples` samples of `copies_per_sample` copies each.
 struct reference_copy {
   std::size_t copy_bytes = 0;
   int copies_per_sample = 0;
@@ -117,8 +117,8 @@ struct reference_copy {
   double gigabytes_per_s = 0.0;
 };
 
-// Measures `options.samples` samples of `options.copies_per_sample` back-to-back copies of
-// `copy_bytes` and returns the best.
+/// Measures `options.samples` samples of `options.copies_per_sample` back-to-back copies of
+/// `copy_bytes` and returns the best.
 inline reference_copy measure_reference_copy(std::size_t copy_bytes, const reference_options& options,
                                              cudaStream_t stream = nullptr) {
   if (copy_bytes == 0 || options.copies_per_sample < 1 || options.samples < 1)
@@ -141,20 +141,20 @@ inline reference_copy measure_reference_copy(std::size_t copy_bytes, const refer
   return {copy_bytes, options.copies_per_sample, options.samples, moved / (best_ms * 1e6)};
 }
 
-// One measured launch: its median time, the bytes it had to move, and what that makes against
-// the reference copy and against the DRAM peak.
+/// One measured launch: its median time, the bytes it had to move, and what that makes against
+/// the reference copy and against the DRAM peak.
 struct bandwidth_result {
   double median_ms = 0.0;
-  double bytes_moved = 0.0;             // bytes read + bytes written by the work, as the caller counts
-  double gigabytes_per_s = 0.0;         // bytes_moved / median time, 1 GB = 1e9 B
-  double ratio_to_memcpy = 0.0;         // gigabytes_per_s over the reference copy's, same counting
-  double fraction_of_dram_peak = 0.0;   // gigabytes_per_s over the device's DRAM peak
-  double memcpy_gigabytes_per_s = 0.0;  // the reference this result was set against
+  double bytes_moved = 0.0;             ///< bytes read + bytes written by the work, as the caller counts
+  double gigabytes_per_s = 0.0;         ///< bytes_moved / median time, 1 GB = 1e9 B
+  double ratio_to_memcpy = 0.0;         ///< gigabytes_per_s over the reference copy's, same counting
+  double fraction_of_dram_peak = 0.0;   ///< gigabytes_per_s over the device's DRAM peak
+  double memcpy_gigabytes_per_s = 0.0;  ///< the reference this result was set against
 };
 
-// Measures launches against a cudaMemcpy device-to-device reference (see the top of this file)
-// and the DRAM peak. The reference is taken when the meter is made, and taken again, larger,
-// when a launch must move more bytes than the reference copy does.
+/// Measures launches against a cudaMemcpy device-to-device reference (see the top of this file)
+/// and the DRAM peak. The reference is taken when the meter is made, and taken again, larger,
+/// when a launch must move more bytes than the reference copy does.
 class bandwidth_meter {
  public:
   explicit bandwidth_meter(timing_options options = {}, reference_options reference = {})
@@ -168,7 +168,7 @@ class bandwidth_meter {
   double dram_peak_gigabytes_per_s() const noexcept { return peak_.gigabytes_per_s(); }
   const timing_options& options() const noexcept { return options_; }
 
-  // Times `launch(stream)`; `bytes_moved` is what the work must read plus write.
+  /// Times `launch(stream)`; `bytes_moved` is what the work must read plus write.
   template <class Launch>
   bandwidth_result measure(Launch&& launch, double bytes_moved) {
     cover(bytes_moved);

@@ -32,7 +32,7 @@
 
 namespace coalesce::testing {
 
-// The metric names the harness reads by default (Nsight Compute names, summed over the chip).
+/// The metric names the harness reads by default (Nsight Compute names, summed over the chip).
 namespace metric {
 inline constexpr const char* global_load_sectors = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum";
 inline constexpr const char* global_load_requests = "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum";
@@ -53,22 +53,22 @@ inline std::vector<std::string> default_metrics() {
           metric::dram_bytes_write};
 }
 
-// The metric values of one measurement, summed over the kernels it launched.
+/// The metric values of one measurement, summed over the kernels it launched.
 class counters {
  public:
   counters(std::vector<std::string> names, std::vector<double> values, std::size_t kernels)
       : names_(std::move(names)), values_(std::move(values)), kernels_(kernels) {}
 
-  // The value of metric `name`; throws std::out_of_range if it was not collected.
+  /// The value of metric `name`; throws std::out_of_range if it was not collected.
   double operator[](std::string_view name) const {
     for (std::size_t i = 0; i < names_.size(); ++i)
       if (names_[i] == name) return values_[i];
     throw std::out_of_range("coalesce::testing::counters: metric not collected: " + std::string(name));
   }
 
-  std::size_t kernels() const noexcept { return kernels_; }
-  const std::vector<std::string>& names() const noexcept { return names_; }
-  const std::vector<double>& values() const noexcept { return values_; }
+  std::size_t kernels() const noexcept { return kernels_; }                   ///< kernels the values sum over
+  const std::vector<std::string>& names() const noexcept { return names_; }  ///< the metric names
+  const std::vector<double>& values() const noexcept { return values_; }     ///< their values, in the same order
 
   double global_load_sectors() const { return (*this)[metric::global_load_sectors]; }
   double global_load_requests() const { return (*this)[metric::global_load_requests]; }
@@ -81,10 +81,10 @@ class counters {
   double dram_bytes_read() const { return (*this)[metric::dram_bytes_read]; }
   double dram_bytes_write() const { return (*this)[metric::dram_bytes_write]; }
 
-  // 32-byte sectors per warp-level global load request: 4 for a coalesced 4-byte access.
+  /// 32-byte sectors per warp-level global load request: 4 for a coalesced 4-byte access.
   double load_sectors_per_request() const { return ratio(global_load_sectors(), global_load_requests()); }
   double store_sectors_per_request() const { return ratio(global_store_sectors(), global_store_requests()); }
-  // Shared-memory wavefronts per warp-level shared instruction: 1 when conflict-free for 4 B.
+  /// Shared-memory wavefronts per warp-level shared instruction: 1 when conflict-free for 4 B.
   double shared_load_wavefronts_per_instruction() const {
     return ratio(shared_load_wavefronts(), shared_load_instructions());
   }
@@ -145,11 +145,11 @@ inline CUcontext current_context() {
 
 }  // namespace detail
 
-// Collects a fixed set of metrics around launches. Make one per process (it is not cheap: it
-// builds CUPTI's configuration image), then call measure() as often as needed.
+/// Collects a fixed set of metrics around launches. Make one per process (it is not cheap: it
+/// builds CUPTI's configuration image), then call measure() as often as needed.
 class counter_profiler {
  public:
-  // Kernels one measurement may launch; more are an error (their ranges would be dropped).
+  /// Kernels one measurement may launch; more are an error (their ranges would be dropped).
   static constexpr std::size_t max_kernels_per_measurement = 64;
 
   explicit counter_profiler(std::vector<std::string> metrics = default_metrics()) : metrics_(std::move(metrics)) {
@@ -168,15 +168,15 @@ class counter_profiler {
   counter_profiler(const counter_profiler&) = delete;
   counter_profiler& operator=(const counter_profiler&) = delete;
 
-  // Why counters cannot be read in this process, or nothing when they can.
+  /// Why counters cannot be read in this process, or nothing when they can.
   const std::optional<std::string>& unavailable_reason() const noexcept { return unavailable_reason_; }
   bool available() const noexcept { return !unavailable_reason_.has_value(); }
-  // Replay passes CUPTI needs for the metric set (each kernel runs this many times).
+  /// Replay passes CUPTI needs for the metric set (each kernel runs this many times).
   std::size_t passes() const noexcept { return passes_; }
   const std::vector<std::string>& metrics() const noexcept { return metrics_; }
 
-  // Runs `launch()`, which launches one or more kernels, and returns their metrics, summed.
-  // The device is synchronized before returning. Throws if counters are unavailable.
+  /// Runs `launch()`, which launches one or more kernels, and returns their metrics, summed.
+  /// The device is synchronized before returning. Throws if counters are unavailable.
   template <class Launch>
   counters measure(Launch&& launch) {
     if (!available()) throw std::runtime_error("coalesce::testing: counters unavailable: " + *unavailable_reason_);

@@ -23,9 +23,9 @@
 
 namespace coalesce::testing {
 
-// What a row is to its group. Competitors do the same work on the same data as coalesce's rows
-// and decide its target; context rows (another layout, a different amount of work) are shown,
-// never compared against.
+/// What a row is to its group. Competitors do the same work on the same data as coalesce's rows
+/// and decide its target; context rows (another layout, a different amount of work) are shown,
+/// never compared against.
 enum class row_role { library, competitor, context };
 
 inline const char* to_string(row_role role) noexcept {
@@ -36,17 +36,17 @@ inline const char* to_string(row_role role) noexcept {
   }
 }
 
-// What a coalesce row must reach in the run it was measured in.
+/// What a coalesce row must reach in the run it was measured in.
 struct row_target {
-  double min_ratio_to_best_competitor = 0.0;  // bandwidth over the best competitor's, e.g. 0.98
-  double min_fraction_of_dram_peak = 0.0;     // an absolute floor, e.g. 0.80
-  // And over one named competitor of the group (the first whose name starts with this), e.g.
-  // at least 1.2 x "thrust::remove_if": a claim against a known baseline that is not the best.
+  double min_ratio_to_best_competitor = 0.0;  ///< bandwidth over the best competitor's, e.g. 0.98
+  double min_fraction_of_dram_peak = 0.0;     ///< an absolute floor, e.g. 0.80
+  /// And over one named competitor of the group (the first whose name starts with this), e.g.
+  /// at least 1.2 x "thrust::remove_if": a claim against a known baseline that is not the best.
   std::string named_competitor = {};
   double min_ratio_to_named_competitor = 0.0;
 };
 
-// One measured kernel. Measured fields are NaN when they were not measured.
+/// One measured kernel. Measured fields are NaN when they were not measured.
 struct report_row {
   std::string group;
   std::string name;
@@ -59,10 +59,10 @@ struct report_row {
   double store_sectors_per_request = std::numeric_limits<double>::quiet_NaN();
   double dram_bytes = std::numeric_limits<double>::quiet_NaN();
   std::optional<row_target> target;
-  std::string note;  // why a number is what it is (a read-heavy mix above 100% of a copy)
+  std::string note;  ///< why a number is what it is (a read-heavy mix above 100% of a copy)
 };
 
-// A row from a bandwidth measurement; counters can be filled in afterwards.
+/// A row from a bandwidth measurement; counters can be filled in afterwards.
 inline report_row make_report_row(std::string group, std::string name, row_role role, const bandwidth_result& r) {
   report_row row;
   row.group = std::move(group);
@@ -145,8 +145,8 @@ inline std::string markdown_cell(const std::string& s) {
 
 class report {
  public:
-  // `title` names the run (device, date); `reference` is the copy every row's share of cudaMemcpy
-  // was measured against and `peak` the device's DRAM peak (bandwidth_meter::reference(), peak()).
+  /// `title` names the run (device, date); `reference` is the copy every row's share of cudaMemcpy
+  /// was measured against and `peak` the device's DRAM peak (bandwidth_meter::reference(), peak()).
   report(std::string title, reference_copy reference, dram_peak peak)
       : title_(std::move(title)), reference_(reference), peak_(peak) {}
 
@@ -158,7 +158,7 @@ class report {
   const dram_peak& peak() const noexcept { return peak_; }
   const std::vector<report_row>& rows() const noexcept { return rows_; }
 
-  // Group names in order of first appearance.
+  /// Group names in order of first appearance.
   std::vector<std::string> groups() const {
     std::vector<std::string> names;
     for (const auto& r : rows_)
@@ -166,8 +166,8 @@ class report {
     return names;
   }
 
-  // The highest bandwidth in `group`, as a share of cudaMemcpy; throws std::out_of_range for an
-  // unknown group.
+  /// The highest bandwidth in `group`, as a share of cudaMemcpy; throws std::out_of_range for an
+  /// unknown group.
   double best_ratio(const std::string& group) const {
     double best = -1.0;
     for (const auto& r : rows_)
@@ -175,13 +175,13 @@ class report {
     if (best < 0.0) throw std::out_of_range("coalesce::testing::report: no group named \"" + group + "\"");
     return best;
   }
-  // A row's bandwidth over the best of its group: 1 for the best.
+  /// A row's bandwidth over the best of its group: 1 for the best.
   double ratio_to_best(const report_row& row) const {
     const double best = best_ratio(row.group);
     return best > 0.0 ? row.ratio_to_memcpy / best : 0.0;
   }
 
-  // The fastest competitor of `group`, or nullptr when it has none.
+  /// The fastest competitor of `group`, or nullptr when it has none.
   const report_row* best_competitor(const std::string& group) const {
     const report_row* best = nullptr;
     for (const auto& r : rows_)
@@ -189,24 +189,24 @@ class report {
         best = &r;
     return best;
   }
-  // A row's bandwidth over its group's best competitor's (the rows of a group count the same
-  // bytes, so this is the inverse ratio of their times); NaN when the group has no competitor.
+  /// A row's bandwidth over its group's best competitor's (the rows of a group count the same
+  /// bytes, so this is the inverse ratio of their times); NaN when the group has no competitor.
   double ratio_to_best_competitor(const report_row& row) const {
     const report_row* best = best_competitor(row.group);
     return best != nullptr && best->gigabytes_per_s > 0.0 ? row.gigabytes_per_s / best->gigabytes_per_s
                                                           : std::numeric_limits<double>::quiet_NaN();
   }
 
-  // The first competitor of `group` whose name starts with `prefix`, or nullptr.
+  /// The first competitor of `group` whose name starts with `prefix`, or nullptr.
   const report_row* named_competitor(const std::string& group, const std::string& prefix) const {
     for (const auto& r : rows_)
       if (r.group == group && r.role == row_role::competitor && r.name.compare(0, prefix.size(), prefix) == 0) return &r;
     return nullptr;
   }
 
-  // Why `row` misses its target, or "" when it has none or meets it. A target against the best
-  // competitor in a group without competitors is missed: there is nothing to stand on; so is one
-  // against a named competitor the group does not have.
+  /// Why `row` misses its target, or "" when it has none or meets it. A target against the best
+  /// competitor in a group without competitors is missed: there is nothing to stand on; so is one
+  /// against a named competitor the group does not have.
   std::string miss(const report_row& row) const {
     if (!row.target) return "";
     std::string why;
@@ -229,7 +229,7 @@ class report {
   }
   bool meets_target(const report_row& row) const { return miss(row).empty(); }
 
-  // One line per row that misses its target: "group: name: why".
+  /// One line per row that misses its target: "group: name: why".
   std::vector<std::string> misses() const {
     std::vector<std::string> out;
     for (const auto& r : rows_)
@@ -237,7 +237,7 @@ class report {
     return out;
   }
 
-  // Fixed-width table for a terminal, one block per group.
+  /// Fixed-width table for a terminal, one block per group.
   std::string table() const {
     std::string out = title_ + "\n" + reference_line() + "\n";
     char line[640];
@@ -264,7 +264,7 @@ class report {
     return out;
   }
 
-  // One header line, then one line per row; unmeasured values are empty fields.
+  /// One header line, then one line per row; unmeasured values are empty fields.
   std::string csv() const {
     std::string out =
         "group,name,role,median_ms,gigabytes_per_s,ratio_to_memcpy,fraction_of_dram_peak,load_sectors_per_request,"
@@ -286,8 +286,8 @@ class report {
     return out;
   }
 
-  // {"title": ..., "reference": {...}, "dram_peak": {...}, "rows": [{...}, ...]}; unmeasured
-  // values are null.
+  /// {"title": ..., "reference": {...}, "dram_peak": {...}, "rows": [{...}, ...]}; unmeasured
+  /// values are null.
   std::string json() const {
     std::string out = "{\n  \"title\": " + detail::json_string(title_) +
                       ",\n  \"memcpy_gigabytes_per_s\": " + detail::json_number(reference_.gigabytes_per_s) +
@@ -320,7 +320,7 @@ class report {
     return out + "\n  ]\n}\n";
   }
 
-  // The rows with targets as a Markdown table: each against its group's best competitor.
+  /// The rows with targets as a Markdown table: each against its group's best competitor.
   std::string targets_markdown() const {
     std::string out = "| work | coalesce | % of cudaMemcpy | % of DRAM peak | best competitor | its % of cudaMemcpy | "
                       "coalesce / best competitor | target | met |\n|---|---|---|---|---|---|---|---|---|\n";
@@ -337,8 +337,8 @@ class report {
     return out;
   }
 
-  // A horizontal bar chart of one group: each row's share of cudaMemcpy, with the 100% line and
-  // the DRAM peak's line; coalesce's rows, competitors and context in three colours.
+  /// A horizontal bar chart of one group: each row's share of cudaMemcpy, with the 100% line and
+  /// the DRAM peak's line; coalesce's rows, competitors and context in three colours.
   std::string svg(const std::string& group) const {
     const double peak_ratio = reference_.gigabytes_per_s > 0.0 ? peak_.gigabytes_per_s() / reference_.gigabytes_per_s : 0.0;
     const double scale_max = std::max({1.0, best_ratio(group), peak_ratio});  // throws for an unknown group
@@ -384,9 +384,9 @@ class report {
     return s + "</svg>\n";
   }
 
-  // Writes <directory>/<stem>.txt (the table), .csv, .json, <stem>-targets.md and <stem>-<n>.svg
-  // for the n-th group (0-based); returns the paths written. Throws std::runtime_error naming a
-  // file that cannot be written.
+  /// Writes `<directory>/<stem>.txt` (the table), .csv, .json, `<stem>-targets.md` and `<stem>-<n>.svg`
+  /// for the n-th group (0-based); returns the paths written. Throws std::runtime_error naming a
+  /// file that cannot be written.
   std::vector<std::string> write(const std::string& directory, const std::string& stem) const {
     std::vector<std::string> written;
     auto put = [&](const std::string& name, const std::string& body) {
