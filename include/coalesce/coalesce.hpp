@@ -3,6 +3,9 @@
 // CUDA-only headers (<coalesce/algorithm.hpp>) are included separately.
 #pragma once
 
+/// \namespace coalesce
+/// Every public name of coalesce (coalesce::detail is internal).
+
 #include <coalesce/aligned.hpp>
 #include <coalesce/boundary.hpp>
 #include <coalesce/config.hpp>

@@ -2,6 +2,9 @@
 // to cudaMemcpy, hardware counters read in-process, and the benchmark report. Link the CMake target coalesce::testing.
 #pragma once
 
+/// \namespace coalesce::testing
+/// The GPU test harness: CMake target coalesce::testing (CUDA runtime and CUPTI).
+
 #include <coalesce/config.hpp>
 #include <coalesce/testing/bandwidth.hpp>
 #include <coalesce/testing/counters.hpp>
