@@ -16,6 +16,7 @@
 #include <coalesce/detail/device_memory.hpp>
 #include <coalesce/detail/fill_walk.hpp>
 #include <coalesce/detail/launch.hpp>
+#include <coalesce/detail/nvtx.hpp>
 #include <coalesce/detail/staged_walk.hpp>
 #include <coalesce/detail/strided_column.hpp>
 #include <coalesce/detail/view_adapter_base.hpp>
@@ -138,6 +139,7 @@ void transform_columns(const In& in, const Out& out, std::size_t rows, std::size
 /// Throws coalesce::cuda_error if the launch fails.
 template <class View, class F>
 void for_each_index(View view, F f, row_walk shape, cudaStream_t stream = 0) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::for_each_index");
   const auto walked = detail::as_walkable(view);
   using walked_type = std::remove_const_t<decltype(walked)>;
   if constexpr (detail::for_each_index_view_ok<walked_type>()) {
@@ -150,6 +152,7 @@ void for_each_index(View view, F f, row_walk shape, cudaStream_t stream = 0) {
 /// The same with the walk coalesce picks for the view (default_row_walk for a pitched view's rows).
 template <class View, class F>
 void for_each_index(View view, F f, cudaStream_t stream = 0) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::for_each_index");
   const auto walked = detail::as_walkable(view);
   using walked_type = std::remove_const_t<decltype(walked)>;
   if constexpr (detail::for_each_index_view_ok<walked_type>()) {
@@ -193,6 +196,7 @@ void for_each_index(View view, F f, cudaStream_t stream = 0) {
 /// Throws coalesce::cuda_error if the launch fails.
 template <class View, class F>
 void for_each(View view, F f, cudaStream_t stream = 0) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::for_each");
   if constexpr (detail::has_view_adapter<View>::value) {
     for_each(detail::as_walkable(view), f, stream);  // an mdspan, or a type of the user's (view_adapter.hpp)
   } else if constexpr (detail::for_each_view_ok<View>()) {
@@ -223,6 +227,7 @@ void for_each(View view, F f, cudaStream_t stream = 0) {
 /// changed something). Arrays of 1, 2, 4, 8 or 16-byte elements move as 16-byte vectors directly.
 template <class T, class F>
 void for_each(T* data, std::size_t size, F f, cudaStream_t stream = 0) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::for_each");
   static_assert(!std::is_const_v<T>, "coalesce::for_each: the elements must be writable");
   static_assert(std::is_const_v<T> || std::is_trivially_copyable_v<T>, "coalesce::for_each: T must be trivially copyable");
   if constexpr (!std::is_const_v<T> && std::is_trivially_copyable_v<T>) detail::for_each_run(data, size, f, stream);
@@ -244,6 +249,7 @@ void for_each(T* data, std::size_t size, F f, cudaStream_t stream = 0) {
 /// a whole number of elements; coalesce::cuda_error if the launch fails.
 template <class In, class Out, class F>
 void transform(In in, Out out, F f, cudaStream_t stream = 0) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::transform");
   if constexpr (detail::has_view_adapter<In>::value || detail::has_view_adapter<Out>::value) {
     transform(detail::as_walkable(in), detail::as_walkable(out), f, stream);
   } else if constexpr (detail::transform_views_ok<In, Out>()) {
@@ -267,12 +273,14 @@ void transform(In in, Out out, F f, cudaStream_t stream = 0) {
 /// of an input with the output throws std::invalid_argument, as for one input.
 template <class... Views, class Out, class F>
 void transform(const input_list<Views...>& in, Out out, F f) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::transform");
   transform(in, out, f, in.has_stream ? in.stream : cudaStream_t{});
 }
 
 /// transform over `size` elements at `in` into `out` (device memory).
 template <class T, class U, class F>
 void transform(const T* in, std::size_t size, U* out, F f, cudaStream_t stream = 0) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::transform");
   static_assert(!std::is_const_v<U>, "coalesce::transform: the output view must be writable");
   if constexpr (!std::is_const_v<U>) {
     if (size == 0) return;
@@ -291,6 +299,7 @@ void transform(const T* in, std::size_t size, U* out, F f, cudaStream_t stream =
 /// on its stream (the overloads after this one). A pitched view's padding is not written.
 template <class View, class T>
 void fill(View view, const T& value, cudaStream_t stream = 0) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::fill");
   if constexpr (detail::has_view_adapter<View>::value) {
     fill(detail::as_walkable(view), value, stream);  // a volume's rows, an mdspan
   } else if constexpr (detail::mdspans_adapted<View>() && detail::fill_view_ok<View>()) {
@@ -310,6 +319,7 @@ void fill(View view, const T& value, cudaStream_t stream = 0) {
 /// same store-only kernel, capturable); a device container is zeroed on its stream.
 template <class View>
 void zero(View view, cudaStream_t stream = 0) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::zero");
   fill(view, detail::zero_bytes<std::remove_const_t<typename View::element_type>>(), stream);
 }
 
@@ -337,6 +347,7 @@ struct volume_index {
 /// pitched matrix is one launch; a block cut in y is one launch per slice.
 template <class T, class F>
 void for_each_index(pitched_volume_view<T, device_space> volume, F f, cudaStream_t stream = 0) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::for_each_index");
   if (volume.empty()) return;
   if (volume.rows_are_one_matrix()) {
     for_each_index(volume.rows(), detail::volume_index<F>{volume.height(), 0, f}, stream);

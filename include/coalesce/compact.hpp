@@ -13,6 +13,7 @@
 #include <coalesce/config.hpp>
 #include <coalesce/detail/capture.hpp>
 #include <coalesce/detail/compact_walk.hpp>
+#include <coalesce/detail/nvtx.hpp>
 #include <coalesce/memory.hpp>
 #include <coalesce/soa.hpp>
 
@@ -67,6 +68,7 @@ inline void refuse_compaction_capture(cudaStream_t stream, const char* what) {
 /// scan or the copy fails.
 template <class T, class Space, class Resource, class Pred>
 std::size_t erase_if(soa_vector<T, Space, Resource>& v, Pred pred) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::erase_if");
   static_assert(std::is_same_v<Space, device_space>,
                 "coalesce::erase_if: the soa_vector is in host_space; remove a host vector's elements with "
                 "std::remove_if on its iterators and resize, or copy it into a device soa_vector");
@@ -95,6 +97,7 @@ std::size_t erase_if(soa_vector<T, Space, Resource>& v, Pred pred) {
 /// fails.
 template <class View, class T, class Space, class Resource, class Pred>
 std::size_t copy_if(View view, soa_vector<T, Space, Resource>& out, Pred pred) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::copy_if");
   static_assert(std::is_same_v<Space, device_space>,
                 "coalesce::copy_if: the output soa_vector is in host_space; copy into a device soa_vector");
   const auto walked = detail::as_walkable(view);
@@ -117,6 +120,7 @@ std::size_t copy_if(View view, soa_vector<T, Space, Resource>& out, Pred pred) {
 /// The same from a device soa_vector, on the output's stream.
 template <class T, class R1, class R2, class Pred>
 std::size_t copy_if(const soa_vector<T, device_space, R1>& v, soa_vector<T, device_space, R2>& out, Pred pred) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::copy_if");
   return copy_if(v.const_view(), out, pred);
 }
 

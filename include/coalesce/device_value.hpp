@@ -6,6 +6,7 @@
 
 #include <coalesce/config.hpp>
 #include <coalesce/detail/container_capture.hpp>
+#include <coalesce/detail/nvtx.hpp>
 #include <coalesce/error.hpp>
 #include <coalesce/memory.hpp>
 
@@ -52,6 +53,7 @@ class device_value {
   /// std::logic_error while that stream is being captured, coalesce::cuda_error if the allocation
   /// or the copy fails (having released what it took).
   explicit device_value(const T& initial = T{}, const Resource& resource = Resource()) : storage_(resource) {
+    COALESCE_DETAIL_NVTX_RANGE("coalesce::device_value::device_value");
     constexpr const char* what = "coalesce::device_value(initial, resource)";
     detail::refuse_capture_of<device_space, Resource>(detail::uncapturable::allocates, resource.stream(), what,
                                                       "construct it before the capture begins");
@@ -100,6 +102,7 @@ class device_value {
   /// the copy or the wait fails (an error of the work before it, such as a kernel's illegal
   /// address, is reported here).
   T get() const {
+    COALESCE_DETAIL_NVTX_RANGE("coalesce::device_value::get");
     constexpr const char* what = "coalesce::device_value::get";
     if (data() == nullptr)
       throw std::logic_error(std::string(what) + ": this device_value was moved from and holds no value");

@@ -44,6 +44,7 @@
 
 #include <coalesce/config.hpp>
 #include <coalesce/detail/migration_local.hpp>
+#include <coalesce/detail/nvtx.hpp>
 #include <coalesce/detail/reorder_plan.hpp>
 #include <coalesce/error.hpp>
 #include <coalesce/memory.hpp>
@@ -237,6 +238,7 @@ class particle_migration {
 /// communicator (ncclCommAbort), which ends their wait with an error.
 template <class T, class Resource, class Destination>
 migration_counts migrate(soa_vector<T, device_space, Resource>& particles, Destination destination, ncclComm_t comm) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::migrate");
   detail::refuse_migration_capture(particles.stream(), "coalesce::migrate");
   particle_migration<T, Resource> migration(particles, destination, comm);
   migration.post_counts();
@@ -255,6 +257,7 @@ migration_counts migrate(soa_vector<T, device_space, Resource>& particles, Desti
 template <class T, class Resource, class Destination>
 std::vector<migration_counts> migrate(std::vector<soa_vector<T, device_space, Resource>>& particles, Destination destination,
                                       const std::vector<ncclComm_t>& comms, const std::vector<int>& devices) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::migrate");
   if (comms.size() != particles.size() || devices.size() != particles.size())
     throw std::invalid_argument("coalesce::migrate: " + std::to_string(particles.size()) + " vectors, " +
                                 std::to_string(comms.size()) + " communicators and " + std::to_string(devices.size()) +

@@ -6,6 +6,7 @@
 
 #include <coalesce/config.hpp>
 #include <coalesce/detail/container_capture.hpp>
+#include <coalesce/detail/nvtx.hpp>
 #include <coalesce/detail/pitched_view.hpp>
 #include <coalesce/detail/view_declarations.hpp>
 #include <coalesce/error.hpp>
@@ -93,6 +94,7 @@ class pitched_matrix {
   /// coalesce::cuda_error (or std::bad_alloc in host space) if allocation fails.
   pitched_matrix(std::size_t rows, std::size_t cols, const Resource& resource = Resource())
       : pitched_matrix(allocate_tag{}, rows, cols, resource, "coalesce::pitched_matrix(rows, cols)", construct_instead) {
+    COALESCE_DETAIL_NVTX_RANGE("coalesce::pitched_matrix::pitched_matrix");
     zero_elements();
   }
 
@@ -100,6 +102,7 @@ class pitched_matrix {
   pitched_matrix(std::size_t rows, std::size_t cols, const T& value, const Resource& resource = Resource())
       : pitched_matrix(allocate_tag{}, rows, cols, resource, "coalesce::pitched_matrix(rows, cols, value)",
                        construct_instead) {
+    COALESCE_DETAIL_NVTX_RANGE("coalesce::pitched_matrix::pitched_matrix");
     fill_unchecked(value);
   }
 
@@ -108,6 +111,7 @@ class pitched_matrix {
   pitched_matrix(const std::vector<T>& dense, std::size_t rows, std::size_t cols, const Resource& resource = Resource())
       : pitched_matrix(allocate_tag{}, rows, cols, resource, "coalesce::pitched_matrix(const std::vector<T>&, rows, cols)",
                        construct_instead) {
+    COALESCE_DETAIL_NVTX_RANGE("coalesce::pitched_matrix::pitched_matrix");
     copy_from_dense(dense);
   }
 
@@ -115,9 +119,11 @@ class pitched_matrix {
   template <class S, class P, class R>
   explicit pitched_matrix(const pitched_matrix<T, S, P, R>& other, const Resource& resource = Resource())
       : pitched_matrix(resource) {
+    COALESCE_DETAIL_NVTX_RANGE("coalesce::pitched_matrix::pitched_matrix");
     become_copy_of(other, "coalesce::pitched_matrix(const pitched_matrix<T, S, P, R>&)");
   }
   pitched_matrix(const pitched_matrix& other) : pitched_matrix(other.resource()) {
+    COALESCE_DETAIL_NVTX_RANGE("coalesce::pitched_matrix::pitched_matrix");
     become_copy_of(other, "coalesce::pitched_matrix(const pitched_matrix&)");
   }
   /// Takes other's storage and resource (see the class comment for what other keeps).
@@ -125,6 +131,7 @@ class pitched_matrix {
   /// Copies other's elements into new storage from this matrix's resource, which replaces this
   /// matrix's. Strong guarantee.
   pitched_matrix& operator=(const pitched_matrix& other) {
+    COALESCE_DETAIL_NVTX_RANGE("coalesce::pitched_matrix::operator=");
     if (this != &other) {
       pitched_matrix copy(resource());
       copy.become_copy_of(other, "coalesce::pitched_matrix::operator=", this);
@@ -187,6 +194,7 @@ class pitched_matrix {
 
   /// Sets every element to `value`. Basic guarantee.
   void fill(const T& value) {
+    COALESCE_DETAIL_NVTX_RANGE("coalesce::pitched_matrix::fill");
     if (on_device && !empty())
       refuse_capture(detail::uncapturable::copies_pageable_memory, stream(), "coalesce::pitched_matrix::fill",
                      "fill before the capture begins, or copy_from a device or pinned matrix");
@@ -196,6 +204,7 @@ class pitched_matrix {
   /// Becomes rows x cols, keeping the elements of the overlapping top-left block; new elements are
   /// zero bytes. Any other shape takes new storage. Strong guarantee: on failure *this is unchanged.
   void resize(std::size_t rows, std::size_t cols) {
+    COALESCE_DETAIL_NVTX_RANGE("coalesce::pitched_matrix::resize");
     if (rows == rows_ && cols == cols_) return;
     const char* what = "coalesce::pitched_matrix::resize";
     if (allocated_bytes() > 0) refuse_capture(detail::uncapturable::frees, stream(), what, resize_instead);
@@ -212,6 +221,7 @@ class pitched_matrix {
   /// Throws std::invalid_argument on a shape mismatch. Basic guarantee.
   template <class S, class P, class R>
   void copy_from(const pitched_matrix<T, S, P, R>& other) {
+    COALESCE_DETAIL_NVTX_RANGE("coalesce::pitched_matrix::copy_from");
     check_same_shape(other.rows(), other.cols(), "copy_from");
     const char* what = "coalesce::pitched_matrix::copy_from";
     if constexpr (on_device && !detail::copies_asynchronously<S, R>) {
@@ -238,6 +248,7 @@ class pitched_matrix {
   /// streams that it depends on.
   template <class S, class P, class R>
   void copy_from_async(const pitched_matrix<T, S, P, R>& other, cudaStream_t stream) {
+    COALESCE_DETAIL_NVTX_RANGE("coalesce::pitched_matrix::copy_from_async");
     using copy = detail::async_copy_between<Space, Resource, S, R>;
     constexpr bool device_involved = copy::device_involved;
     static_assert(device_involved,
@@ -257,6 +268,7 @@ class pitched_matrix {
   /// Copies `dense`, rows() x cols() elements row-major without padding.
   /// Throws std::invalid_argument if dense.size() != size(). Basic guarantee.
   void copy_from(const std::vector<T>& dense) {
+    COALESCE_DETAIL_NVTX_RANGE("coalesce::pitched_matrix::copy_from");
     if (on_device && !empty())
       refuse_capture(detail::uncapturable::copies_pageable_memory, stream(), "coalesce::pitched_matrix::copy_from",
                      "copy_from a device or pinned (pinned_resource) matrix, or before the capture begins");
@@ -265,6 +277,7 @@ class pitched_matrix {
   /// The elements row-major without padding, in a host vector; a device matrix's waits for its
   /// stream (and refuses while the stream is being captured).
   std::vector<T> to_vector() const {
+    COALESCE_DETAIL_NVTX_RANGE("coalesce::pitched_matrix::to_vector");
     if (on_device) refuse_capture(detail::uncapturable::waits, stream(), "coalesce::pitched_matrix::to_vector", read_instead);
     std::vector<T> dense(size());
     detail::copy_rows<host_space, Space>(dense.data(), cols_ * sizeof(T), data(), pitch_, cols_ * sizeof(T), rows_,

@@ -10,6 +10,7 @@
 
 #include <coalesce/config.hpp>
 #include <coalesce/detail/container_capture.hpp>
+#include <coalesce/detail/nvtx.hpp>
 #include <coalesce/detail/pitched_volume_view.hpp>
 #include <coalesce/error.hpp>
 #include <coalesce/memory.hpp>
@@ -82,6 +83,7 @@ class pitched_volume {
       : rows_(rows_to_copy(other, other.stream(), "coalesce::pitched_volume(const pitched_volume&)")),
         depth_(other.depth_), height_(other.height_) {}
   pitched_volume& operator=(const pitched_volume& other) {
+    COALESCE_DETAIL_NVTX_RANGE("coalesce::pitched_volume::operator=");
     if (this != &other) {
       const char* what = "coalesce::pitched_volume::operator=";
       if (!other.empty()) refuse_capture(detail::uncapturable::allocates, stream(), what, copy_instead);
@@ -151,6 +153,7 @@ class pitched_volume {
 
   /// Sets every element to `value`.
   void fill(const T& value) {
+    COALESCE_DETAIL_NVTX_RANGE("coalesce::pitched_volume::fill");
     if (on_device && !empty())
       refuse_capture(detail::uncapturable::copies_pageable_memory, stream(), "coalesce::pitched_volume::fill",
                      "fill before the capture begins, or copy_from a device or pinned volume");
@@ -161,6 +164,7 @@ class pitched_volume {
   /// host. Throws std::invalid_argument on an extent mismatch.
   template <class S, class P, class R>
   void copy_from(const pitched_volume<T, S, P, R>& other) {
+    COALESCE_DETAIL_NVTX_RANGE("coalesce::pitched_volume::copy_from");
     if (other.depth() != depth_ || other.height() != height_ || other.width() != width())
       throw std::invalid_argument("coalesce::pitched_volume::copy_from: the source is " + std::to_string(other.depth()) +
                                   " x " + std::to_string(other.height()) + " x " + std::to_string(other.width()) +
@@ -176,6 +180,7 @@ class pitched_volume {
   }
   /// Copies `dense` (see the constructor). Throws std::invalid_argument if dense.size() != size().
   void copy_from(const std::vector<T>& dense) {
+    COALESCE_DETAIL_NVTX_RANGE("coalesce::pitched_volume::copy_from");
     if (on_device && !empty())
       refuse_capture(detail::uncapturable::copies_pageable_memory, stream(), "coalesce::pitched_volume::copy_from",
                      pageable_instead);
@@ -184,6 +189,7 @@ class pitched_volume {
   /// The elements in a host vector, (z, y, x) at [(z * height + y) * width + x]; a device volume's
   /// waits for the stream.
   std::vector<T> to_vector() const {
+    COALESCE_DETAIL_NVTX_RANGE("coalesce::pitched_volume::to_vector");
     if (on_device) refuse_capture(detail::uncapturable::waits, stream(), "coalesce::pitched_volume::to_vector", read_instead);
     return rows_.to_vector();
   }

@@ -13,6 +13,7 @@
 #include <coalesce/algorithm.hpp>
 #include <coalesce/config.hpp>
 #include <coalesce/detail/capture.hpp>
+#include <coalesce/detail/nvtx.hpp>
 #include <coalesce/detail/reduce_walk.hpp>
 #include <coalesce/detail/std_operators.hpp>
 #include <coalesce/device_value.hpp>
@@ -83,6 +84,7 @@ constexpr bool reduce_view_ok() {
 /// fails.
 template <class View, class F, class T, class Op>
 T transform_reduce(View view, F f, T init, Op op, cudaStream_t stream = 0) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::transform_reduce");
   static_assert(std::is_trivially_copyable_v<T> && std::is_default_constructible_v<T>,
                 "coalesce::transform_reduce: the result type must be trivially copyable and default-constructible "
                 "(partial results pass between threads as bytes)");
@@ -114,6 +116,7 @@ T transform_reduce(View view, F f, T init, Op op, cudaStream_t stream = 0) {
 /// by each replay), and each replay reduces the view's contents at that replay.
 template <class View, class F, class T, class Op>
 void transform_reduce(View view, F f, T init, Op op, T* result, cudaStream_t stream) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::transform_reduce");
   static_assert(std::is_trivially_copyable_v<T> && std::is_default_constructible_v<T>,
                 "coalesce::transform_reduce: the result type must be trivially copyable and default-constructible "
                 "(partial results pass between threads as bytes)");
@@ -129,6 +132,7 @@ void transform_reduce(View view, F f, T init, Op op, T* result, cudaStream_t str
 /// result. init takes result's type T.
 template <class View, class F, class T, class Resource, class Op>
 void transform_reduce(View view, F f, cuda::std::type_identity_t<T> init, Op op, device_value<T, Resource>& result) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::transform_reduce");
   constexpr bool view_given = !detail::is_container<View>::value;
   static_assert(view_given,
                 "coalesce::transform_reduce(view, f, init, op, device_value&): pass the container's view (v.view()); "
@@ -140,11 +144,13 @@ void transform_reduce(View view, F f, cuda::std::type_identity_t<T> init, Op op,
 /// The same over a device soa_vector or pitched_matrix, on its stream.
 template <class U, class Space, class Resource, class F, class T, class Op>
 T transform_reduce(const soa_vector<U, Space, Resource>& v, F f, T init, Op op) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::transform_reduce");
   return transform_reduce(v.view(), f, init, op, v.stream());
 }
 /// The same over a device pitched_matrix, on its stream.
 template <class U, class Space, class Policy, class Resource, class F, class T, class Op>
 T transform_reduce(const pitched_matrix<U, Space, Policy, Resource>& m, F f, T init, Op op) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::transform_reduce");
   return transform_reduce(m.view(), f, init, op, m.stream());
 }
 

@@ -13,6 +13,7 @@
 #include <coalesce/config.hpp>
 #include <coalesce/detail/capture.hpp>
 #include <coalesce/detail/launch.hpp>
+#include <coalesce/detail/nvtx.hpp>
 #include <coalesce/detail/permute_walk.hpp>
 #include <coalesce/detail/reorder_plan.hpp>
 #include <coalesce/error.hpp>
@@ -233,6 +234,7 @@ void sort_by_key_with(soa_vector<T, device_space, Resource>& v, const Key& key, 
 /// coalesce::cuda_error if the launch fails.
 template <class View, class Index, std::size_t Extent, class OutView>
 void gather(View view, cuda::std::span<Index, Extent> indices, OutView out, cudaStream_t stream = 0) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::gather");
   const auto in_walked = detail::as_walkable(view);
   const auto out_walked = detail::as_walkable(out);
   using in_type = std::remove_const_t<decltype(in_walked)>;
@@ -258,6 +260,7 @@ void gather(View view, cuda::std::span<Index, Extent> indices, OutView out, cuda
 /// view and indices differ, coalesce::cuda_error if the launch fails.
 template <class View, class Index, std::size_t Extent, class OutView>
 void scatter(View view, cuda::std::span<Index, Extent> indices, OutView out, cudaStream_t stream = 0) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::scatter");
   const auto in_walked = detail::as_walkable(view);
   const auto out_walked = detail::as_walkable(out);
   using in_type = std::remove_const_t<decltype(in_walked)>;
@@ -282,12 +285,14 @@ void scatter(View view, cuda::std::span<Index, Extent> indices, OutView out, cud
 template <class T, class R1, class Index, std::size_t Extent, class R2>
 void gather(const soa_vector<T, device_space, R1>& v, cuda::std::span<Index, Extent> indices,
             soa_vector<T, device_space, R2>& out) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::gather");
   gather(v.const_view(), indices, out.view(), out.stream());
 }
 /// scatter between device soa_vectors, on the output's stream.
 template <class T, class R1, class Index, std::size_t Extent, class R2>
 void scatter(const soa_vector<T, device_space, R1>& v, cuda::std::span<Index, Extent> indices,
              soa_vector<T, device_space, R2>& out) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::scatter");
   scatter(v.const_view(), indices, out.view(), out.stream());
 }
 
@@ -311,6 +316,7 @@ void scatter(const soa_vector<T, device_space, R1>& v, cuda::std::span<Index, Ex
 /// key], coalesce::cuda_error if a launch or the sort fails.
 template <class T, class Space, class Resource, class Key>
 void sort_by_key(soa_vector<T, Space, Resource>& v, Key key, int end_bit = -1) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::sort_by_key");
   static_assert(std::is_same_v<Space, device_space>,
                 "coalesce::sort_by_key: the soa_vector is in host_space; sort a host vector's elements with std::sort "
                 "or std::stable_sort on its iterators, or copy it into a device soa_vector");

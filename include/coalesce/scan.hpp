@@ -15,6 +15,7 @@
 #include <coalesce/algorithm.hpp>
 #include <coalesce/config.hpp>
 #include <coalesce/detail/launch.hpp>
+#include <coalesce/detail/nvtx.hpp>
 #include <coalesce/detail/std_operators.hpp>
 #include <coalesce/error.hpp>
 #include <coalesce/memory.hpp>
@@ -130,6 +131,7 @@ void scan_view(const View& view, U* out, std::size_t count, const F& f, const Op
 /// if a launch fails.
 template <class T, std::size_t InExtent, class U, std::size_t OutExtent, class Op>
 void inclusive_scan(cuda::std::span<T, InExtent> in, cuda::std::span<U, OutExtent> out, Op op, cudaStream_t stream = 0) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::inclusive_scan");
   if constexpr (detail::scan_op_ok<Op>()) {
     constexpr const char* what = "coalesce::inclusive_scan";
     detail::require_same_count(in.size(), out.size(), what);
@@ -146,6 +148,7 @@ void inclusive_scan(cuda::std::span<T, InExtent> in, cuda::std::span<U, OutExten
 /// The same, summing.
 template <class T, std::size_t InExtent, class U, std::size_t OutExtent>
 void inclusive_scan(cuda::std::span<T, InExtent> in, cuda::std::span<U, OutExtent> out) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::inclusive_scan");
   inclusive_scan(in, out, cuda::std::plus<>{});
 }
 
@@ -154,6 +157,7 @@ void inclusive_scan(cuda::std::span<T, InExtent> in, cuda::std::span<U, OutExten
 template <class T, std::size_t InExtent, class U, std::size_t OutExtent, class Op>
 void exclusive_scan(cuda::std::span<T, InExtent> in, cuda::std::span<U, OutExtent> out, cuda::std::type_identity_t<U> init,
                     Op op, cudaStream_t stream = 0) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::exclusive_scan");
   if constexpr (detail::scan_op_ok<Op>()) {
     constexpr const char* what = "coalesce::exclusive_scan";
     detail::require_same_count(in.size(), out.size(), what);
@@ -171,6 +175,7 @@ void exclusive_scan(cuda::std::span<T, InExtent> in, cuda::std::span<U, OutExten
 template <class T, std::size_t InExtent, class U, std::size_t OutExtent>
 void exclusive_scan(cuda::std::span<T, InExtent> in, cuda::std::span<U, OutExtent> out,
                     cuda::std::type_identity_t<U> init) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::exclusive_scan");
   exclusive_scan(in, out, init, cuda::std::plus<>{});
 }
 
@@ -180,6 +185,7 @@ void exclusive_scan(cuda::std::span<T, InExtent> in, cuda::std::span<U, OutExten
 /// loaded. (coalesce's order: f right after the view, as in transform_reduce.)
 template <class View, class U, std::size_t OutExtent, class F, class Op>
 void transform_inclusive_scan(View view, cuda::std::span<U, OutExtent> out, F f, Op op, cudaStream_t stream = 0) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::transform_inclusive_scan");
   const auto walked = detail::as_walkable(view);
   using walked_type = std::remove_const_t<decltype(walked)>;
   if constexpr (detail::scan_op_ok<Op>() && detail::scan_view_ok<walked_type>())
@@ -189,6 +195,7 @@ void transform_inclusive_scan(View view, cuda::std::span<U, OutExtent> out, F f,
 template <class View, class U, std::size_t OutExtent, class F, class Op>
 void transform_exclusive_scan(View view, cuda::std::span<U, OutExtent> out, F f, cuda::std::type_identity_t<U> init, Op op,
                               cudaStream_t stream = 0) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::transform_exclusive_scan");
   const auto walked = detail::as_walkable(view);
   using walked_type = std::remove_const_t<decltype(walked)>;
   if constexpr (detail::scan_op_ok<Op>() && detail::scan_view_ok<walked_type>())

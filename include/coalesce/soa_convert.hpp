@@ -19,6 +19,7 @@
 #include <coalesce/detail/block_copy.hpp>
 #include <coalesce/detail/container_capture.hpp>
 #include <coalesce/detail/launch.hpp>
+#include <coalesce/detail/nvtx.hpp>
 #include <coalesce/error.hpp>
 #include <coalesce/soa.hpp>
 
@@ -138,6 +139,7 @@ void launch_conversion(const T* aos, std::size_t count, Kernel aligned, Kernel u
 /// elements (16-byte aligned for the fast path, as cudaMalloc and thrust::device_vector give).
 template <class T>
 void copy_aos_to_soa(const T* aos, soa_view<T> soa, cudaStream_t stream = 0) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::copy_aos_to_soa");
   if (soa.empty()) return;
   constexpr const char* what = "coalesce::copy_aos_to_soa kernel launch";
   if constexpr (detail::convert_chunk<T> > 0)
@@ -151,6 +153,7 @@ void copy_aos_to_soa(const T* aos, soa_view<T> soa, cudaStream_t stream = 0) {
 /// aos[i] = soa[i] for i < soa.size(), on `stream`.
 template <class T>
 void copy_soa_to_aos(soa_view<const T> soa, T* aos, cudaStream_t stream = 0) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::copy_soa_to_aos");
   if (soa.empty()) return;
   constexpr const char* what = "coalesce::copy_soa_to_aos kernel launch";
   if constexpr (detail::convert_chunk<T> > 0)
@@ -162,6 +165,7 @@ void copy_soa_to_aos(soa_view<const T> soa, T* aos, cudaStream_t stream = 0) {
 }
 template <class T>
 void copy_soa_to_aos(soa_view<T> soa, T* aos, cudaStream_t stream = 0) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::copy_soa_to_aos");
   copy_soa_to_aos(soa_view<const T>(soa), aos, stream);
 }
 

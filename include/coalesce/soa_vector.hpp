@@ -7,6 +7,7 @@
 #include <coalesce/config.hpp>
 #include <coalesce/detail/container_capture.hpp>
 #include <coalesce/detail/fields.hpp>
+#include <coalesce/detail/nvtx.hpp>
 #include <coalesce/detail/soa_columns.hpp>
 #include <coalesce/error.hpp>
 #include <coalesce/memory.hpp>
@@ -76,11 +77,13 @@ class soa_vector {
   explicit soa_vector(const Resource& resource) noexcept(moves_nothrow) : storage_(resource) {}
   /// `count` value-initialized elements (T{}: zero, or the fields' default member initializers).
   explicit soa_vector(std::size_t count, const Resource& resource = Resource()) : soa_vector(resource) {
+    COALESCE_DETAIL_NVTX_RANGE("coalesce::soa_vector::soa_vector");
     refuse_capture_of_growth(count, true, "coalesce::soa_vector(count)", "construct it before the capture begins");
     resize_unchecked(count);
   }
   /// The elements of an array of structs on the host.
   explicit soa_vector(const std::vector<T>& aos, const Resource& resource = Resource()) : soa_vector(resource) {
+    COALESCE_DETAIL_NVTX_RANGE("coalesce::soa_vector::soa_vector");
     if (!aos.empty())
       refuse_capture(detail::uncapturable::allocates, "coalesce::soa_vector(const std::vector<T>&)",
                      "construct it before the capture begins");
@@ -89,10 +92,12 @@ class soa_vector {
   /// A deep copy of a vector in another (or the same) space.
   template <class S, class R>
   explicit soa_vector(const soa_vector<T, S, R>& other, const Resource& resource = Resource()) : soa_vector(resource) {
+    COALESCE_DETAIL_NVTX_RANGE("coalesce::soa_vector::soa_vector");
     refuse_capture_of_copy(other, "coalesce::soa_vector(const soa_vector<T, S, R>&)");
     copy_from(other);
   }
   soa_vector(const soa_vector& other) : soa_vector(other.resource()) {
+    COALESCE_DETAIL_NVTX_RANGE("coalesce::soa_vector::soa_vector");
     refuse_capture_of_copy(other, "coalesce::soa_vector(const soa_vector&)");
     copy_from(other);
   }
@@ -101,6 +106,7 @@ class soa_vector {
   /// Copies other's elements into new storage from this vector's resource, which replaces this
   /// vector's. Strong guarantee.
   soa_vector& operator=(const soa_vector& other) {
+    COALESCE_DETAIL_NVTX_RANGE("coalesce::soa_vector::operator=");
     if (this != &other) {
       soa_vector copy(resource());
       copy.refuse_capture_of_copy(other, "coalesce::soa_vector::operator=");
@@ -174,6 +180,7 @@ class soa_vector {
 
   /// Makes room for `count` elements without changing size(). Strong guarantee.
   void reserve(std::size_t count) {
+    COALESCE_DETAIL_NVTX_RANGE("coalesce::soa_vector::reserve");
     if (count <= capacity_) return;
     refuse_capture_of_growth(count, false, "coalesce::soa_vector::reserve", "reserve before the capture begins");
     with_capacity(count).swap(*this);
@@ -181,6 +188,7 @@ class soa_vector {
   /// Becomes `count` elements long, keeping the first min(count, size()); new elements are T{}.
   /// Strong guarantee: the new elements are filled before a larger allocation replaces this one.
   void resize(std::size_t count) {
+    COALESCE_DETAIL_NVTX_RANGE("coalesce::soa_vector::resize");
     refuse_capture_of_growth(count, true, "coalesce::soa_vector::resize", "resize before the capture begins");
     resize_unchecked(count);
   }
@@ -188,6 +196,7 @@ class soa_vector {
   /// is about to overwrite entirely (reading them first is reading uninitialized memory). Strong
   /// guarantee.
   void resize_for_overwrite(std::size_t count) {
+    COALESCE_DETAIL_NVTX_RANGE("coalesce::soa_vector::resize_for_overwrite");
     if (count > capacity_) {
       refuse_capture_of_growth(count, false, "coalesce::soa_vector::resize_for_overwrite",
                                "resize before the capture begins");
@@ -202,6 +211,7 @@ class soa_vector {
   /// Throws std::invalid_argument if the sizes differ. Basic guarantee (see the class comment).
   template <class S, class R>
   void assign(const soa_vector<T, S, R>& other) {
+    COALESCE_DETAIL_NVTX_RANGE("coalesce::soa_vector::assign");
     check_same_size(other.size(), "assign");
     if constexpr (on_device && !detail::copies_asynchronously<S, R>) {
       if (size_ > 0)
@@ -232,6 +242,7 @@ class soa_vector {
   /// streams that it depends on.
   template <class S, class R>
   void assign_async(const soa_vector<T, S, R>& other, cudaStream_t stream) {
+    COALESCE_DETAIL_NVTX_RANGE("coalesce::soa_vector::assign_async");
     using copy = detail::async_copy_between<Space, Resource, S, R>;
     constexpr bool device_involved = copy::device_involved;
     static_assert(device_involved,
@@ -251,6 +262,7 @@ class soa_vector {
   /// The elements as an array of structs on the host; a device vector's waits for its stream (and
   /// refuses while the stream is being captured).
   std::vector<T> to_vector() const {
+    COALESCE_DETAIL_NVTX_RANGE("coalesce::soa_vector::to_vector");
     std::vector<T> aos(size_);
     if constexpr (!on_device) {
       const auto v = view();
@@ -335,12 +347,7 @@ class soa_vector {
   // Copies `count` elements of every column, ordered on `on`.
   template <class FromSpace, class Pointers>
   void copy_columns_from(const Pointers& from, std::size_t count, cudaStream_t on) {
-    copy_columns_from<FromSpace>(from, count, on, std::make_index_sequence<leaf_count>{});
-  }
-  template <class FromSpace, class Pointers, std::size_t... L>
-  void copy_columns_from(const Pointers& from, std::size_t count, cudaStream_t on, std::index_sequence<L...>) {
-    const auto to = columns<void*>();
-    (detail::copy_rows<Space, FromSpace>(to[L], 0, from[L], 0, count * sizeof(detail::leaf_type_t<T, L>), 1, on), ...);
+    detail::copy_leaf_columns<T, Space, FromSpace>(columns<void*>(), from, count, on, std::make_index_sequence<leaf_count>{});
   }
 
   void check_same_size(std::size_t source_size, const char* operation) const {
@@ -378,15 +385,8 @@ class soa_vector {
 
   // Elements [first, last) = T{}, column by column (no kernel).
   void fill_value_initialized(std::size_t first, std::size_t last) {
-    fill_value_initialized(first, last, std::make_index_sequence<leaf_count>{});
-  }
-  template <std::size_t... L>
-  void fill_value_initialized(std::size_t first, std::size_t last, std::index_sequence<L...>) {
-    const T value{};
-    const auto to = columns<void*>();
-    (detail::fill_column<Space>(static_cast<detail::leaf_type_t<T, L>*>(to[L]) + first, last - first,
-                                detail::struct_leaf<L>(value), stream()),
-     ...);
+    detail::fill_leaf_columns_value_initialized<T, Space>(columns<void*>(), first, last, stream(),
+                                                          std::make_index_sequence<leaf_count>{});
   }
 
   detail::owned_bytes<Resource> storage_;

@@ -19,6 +19,7 @@
 
 #include <coalesce/boundary.hpp>
 #include <coalesce/config.hpp>
+#include <coalesce/detail/nvtx.hpp>
 #include <coalesce/detail/stencil_launch.hpp>
 #include <coalesce/inputs.hpp>
 #include <coalesce/neighbourhood.hpp>
@@ -65,20 +66,24 @@ namespace coalesce {
 /// fails. All before anything is launched.
 template <int R, class Policy, class In, class Out, class F, std::enable_if_t<is_boundary_policy_v<Policy>, int> = 0>
 void stencil(const Policy& policy, const In& in, Out&& out, F f) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::stencil");
   detail::stencil_checked<R>(policy, detail::as_stencil_inputs(in), out, f, nullptr);
 }
 /// The same, ordered on `stream`.
 template <int R, class Policy, class In, class Out, class F, std::enable_if_t<is_boundary_policy_v<Policy>, int> = 0>
 void stencil(const Policy& policy, const In& in, Out&& out, F f, cudaStream_t stream) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::stencil");
   detail::stencil_checked<R>(policy, detail::as_stencil_inputs(in), out, f, &stream);
 }
 /// The same with coalesce::clamp.
 template <int R, class In, class Out, class F, std::enable_if_t<!is_boundary_policy_v<In>, int> = 0>
 void stencil(const In& in, Out&& out, F f) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::stencil");
   detail::stencil_checked<R>(clamp, detail::as_stencil_inputs(in), out, f, nullptr);
 }
 template <int R, class In, class Out, class F, std::enable_if_t<!is_boundary_policy_v<In>, int> = 0>
 void stencil(const In& in, Out&& out, F f, cudaStream_t stream) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::stencil");
   detail::stencil_checked<R>(clamp, detail::as_stencil_inputs(in), out, f, &stream);
 }
 

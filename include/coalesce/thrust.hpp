@@ -11,6 +11,7 @@
 #else
 
 #include <coalesce/config.hpp>
+#include <coalesce/detail/nvtx.hpp>
 #include <coalesce/soa.hpp>
 #include <coalesce/soa_convert.hpp>
 
@@ -60,12 +61,14 @@ soa_device_iterator<T> device_end(const soa_view<T>& view) {
 /// A device soa_vector of the structs in `aos`, converted on the device.
 template <class T, class Alloc>
 soa_vector<T> to_soa(const thrust::device_vector<T, Alloc>& aos) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::to_soa");
   return to_soa(thrust::raw_pointer_cast(aos.data()), aos.size());
 }
 
 /// The elements of a device soa_vector as a thrust::device_vector of structs.
 template <class T, class Resource>
 thrust::device_vector<T> to_aos(const soa_vector<T, device_space, Resource>& soa) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::to_aos");
   thrust::device_vector<T> aos(soa.size());
   copy_soa_to_aos(soa.const_view(), thrust::raw_pointer_cast(aos.data()), soa.stream());
   return aos;

@@ -10,6 +10,7 @@
 
 #include <coalesce/config.hpp>
 #include <coalesce/detail/launch.hpp>
+#include <coalesce/detail/nvtx.hpp>
 #include <coalesce/error.hpp>
 #include <coalesce/pitched_matrix.hpp>
 #include <coalesce/shared_tile.hpp>
@@ -149,6 +150,7 @@ void launch_transpose_pairs(pitched_view<const T> in, pitched_view<T> out, cudaS
 /// coalesce::cuda_error if the launch fails.
 template <class T>
 void transpose(pitched_view<const T> in, pitched_view<T> out, cudaStream_t stream = 0) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::transpose");
   static_assert(sizeof(T) == 4 || sizeof(T) == 8,
                 "coalesce::transpose: T must be a 4- or 8-byte type (float, int, double, ...)");
   if (out.rows() != in.cols() || out.cols() != in.rows())
@@ -167,6 +169,7 @@ void transpose(pitched_view<const T> in, pitched_view<T> out, cudaStream_t strea
 /// The same for a writable input view.
 template <class T>
 void transpose(pitched_view<T> in, pitched_view<T> out, cudaStream_t stream = 0) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::transpose");
   transpose(pitched_view<const T>(in), out, stream);
 }
 

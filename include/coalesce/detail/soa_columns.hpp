@@ -51,4 +51,20 @@ void fill_column(F* first, std::size_t count, const F& value, cudaStream_t strea
   }
 }
 
+// Copies `count` elements of every leaf column of T, from the columns `from` (in FromSpace) to
+// `to` (in ToSpace), ordered on `on`: one copy per column.
+template <class T, class ToSpace, class FromSpace, class To, class From, std::size_t... L>
+void copy_leaf_columns(const To& to, const From& from, std::size_t count, cudaStream_t on, std::index_sequence<L...>) {
+  (copy_rows<ToSpace, FromSpace>(to[L], 0, from[L], 0, count * sizeof(leaf_type_t<T, L>), 1, on), ...);
+}
+
+// Elements [first, last) of every leaf column of T in `Space` = T{}, column by column (fill_column:
+// no kernel), ordered on `stream`.
+template <class T, class Space, class To, std::size_t... L>
+void fill_leaf_columns_value_initialized(const To& to, std::size_t first, std::size_t last, cudaStream_t stream,
+                                         std::index_sequence<L...>) {
+  const T value{};
+  (fill_column<Space>(static_cast<leaf_type_t<T, L>*>(to[L]) + first, last - first, struct_leaf<L>(value), stream), ...);
+}
+
 }  // namespace coalesce::detail
