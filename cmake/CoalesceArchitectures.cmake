@@ -29,3 +29,17 @@ function(coalesce_default_cuda_architectures)
   endif()
   set(CMAKE_CUDA_ARCHITECTURES ${architectures} CACHE STRING "CUDA architectures to build for")
 endfunction()
+
+# Sets `out` to TRUE when nvidia-smi lists a GPU on this machine (what the quick test scope asks
+# before it builds the device tests), FALSE otherwise.
+function(coalesce_gpu_present out)
+  set(present FALSE)
+  find_program(COALESCE_NVIDIA_SMI nvidia-smi)
+  if(COALESCE_NVIDIA_SMI)
+    execute_process(COMMAND ${COALESCE_NVIDIA_SMI} -L RESULT_VARIABLE rc OUTPUT_VARIABLE gpus ERROR_QUIET TIMEOUT 20)
+    if(rc EQUAL 0 AND gpus MATCHES "GPU [0-9]")
+      set(present TRUE)
+    endif()
+  endif()
+  set(${out} ${present} PARENT_SCOPE)
+endfunction()

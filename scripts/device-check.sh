@@ -61,10 +61,11 @@ done
 results=${results:-$build/results}
 export PATH="/usr/local/cuda/bin:$PATH"
 
-# The compiler-only checks (headers, compile-fail, package) run in CI, not here.
+# The full test scope (full-size problems, measurements, one device test at a time); the
+# compiler-only checks (headers, compile-fail, package) run in CI, not here.
 if [ $build_here -eq 1 ]; then
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-    -DCOALESCE_BUILD_COMPILE_CHECKS=OFF || exit 1
+    -DCOALESCE_BUILD_TESTS=ON -DCOALESCE_TEST_SCOPE=full -DCOALESCE_BUILD_COMPILE_CHECKS=OFF || exit 1
   cmake --build "$build" || exit 1
 fi
 build_target() { [ $build_here -eq 0 ] || cmake --build "$build" --target "$1"; }
@@ -83,7 +84,7 @@ run_tests() {
   grep -q "100% tests passed" "$results/device-tests.txt" || fail "device tests (see $results/device-tests.txt)"
   # The containers' property tests again, longer than ctest's default run of 120 steps a seed.
   echo "== device.container_properties, 2000 steps a seed"
-  COALESCE_REQUIRE_GPU=1 COALESCE_PROPERTY_ITERATIONS=2000 "$build/tests/device.container_properties" 2>&1 | relative |
+  COALESCE_REQUIRE_GPU=1 COALESCE_TEST_FULL=1 COALESCE_PROPERTY_ITERATIONS=2000 "$build/tests/device.container_properties" 2>&1 | relative |
     tee "$results/container-properties-long.txt"
   [ "${PIPESTATUS[0]}" -eq 0 ] || fail "device.container_properties, long run (see $results/container-properties-long.txt)"
 }

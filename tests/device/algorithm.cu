@@ -73,7 +73,7 @@ __global__ void drift_one_per_thread(coalesce::soa_view<Particle> p, float dt) {
 }
 
 
-std::size_t element_count() { return ct::under_sanitizer() ? (std::size_t(1) << 16) + 3 : (std::size_t(1) << 25) + 3; }
+std::size_t element_count() { return ct::small_problems() ? (std::size_t(1) << 16) + 3 : (std::size_t(1) << 25) + 3; }
 
 }  // namespace
 
@@ -183,7 +183,7 @@ struct speed_squared {
   }
 };
 
-std::size_t small_or(std::size_t n) { return ct::under_sanitizer() ? 4099 : n; }
+std::size_t small_or(std::size_t n) { return ct::small_problems() ? 4099 : n; }
 
 }  // namespace
 
@@ -412,7 +412,7 @@ TEST_CASE("transform: soa_view into a span, and a span in place") {
 
 TEST_CASE("for_each and transform on one column: 16-byte accesses, and they keep up with the best competitor") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
-  const std::size_t n = ct::under_sanitizer() ? std::size_t(1) << 16 : std::size_t(1) << 27;
+  const std::size_t n = ct::small_problems() ? std::size_t(1) << 16 : std::size_t(1) << 27;
   ct::device_buffer<float> data(ct::random_values<float>(n)), other(n);
   float* x = data.data();
   float* y = other.data();
@@ -450,7 +450,7 @@ TEST_CASE("for_each and transform on one column: 16-byte accesses, and they keep
 
 TEST_CASE("for_each on a pitched 200000 x 1000 matrix reads whole float4 rows, stores only elements, and keeps up with the best competitor") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
-  const std::size_t rows = ct::under_sanitizer() ? 256 : 200000, cols = 1000;
+  const std::size_t rows = ct::small_problems() ? 256 : 200000, cols = 1000;
   coalesce::pitched_matrix<float> m(ct::random_values<float>(rows * cols), rows, cols);
   const auto v = m.view();
   auto library = [&](cudaStream_t s) { coalesce::for_each(v, reflect{}, s); };
@@ -477,7 +477,7 @@ TEST_CASE("for_each on a pitched 200000 x 1000 matrix reads whole float4 rows, s
 
 TEST_CASE("for_each over an array of structs: 16-byte coalesced copies, no stores for a read-only f, and it keeps up with the best competitor") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
-  const std::size_t n = ct::under_sanitizer() ? std::size_t(1) << 16 : std::size_t(1) << 25;
+  const std::size_t n = ct::small_problems() ? std::size_t(1) << 16 : std::size_t(1) << 25;
   ct::device_buffer<Particle> aos(random_particles(n));
   ct::device_buffer<unsigned long long> count(1);
   Particle* p = aos.data();
@@ -517,7 +517,7 @@ TEST_CASE("for_each over an array of structs: 16-byte coalesced copies, no store
 
 TEST_CASE("for_each on 8 mixed columns (float, double, int, short) keeps up with the best competitor") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
-  const std::size_t n = ct::under_sanitizer() ? std::size_t(1) << 16 : std::size_t(1) << 24;
+  const std::size_t n = ct::small_problems() ? std::size_t(1) << 16 : std::size_t(1) << 24;
   std::vector<Mixed> mixed(n);
   for (std::size_t i = 0; i < n; ++i)
     mixed[i] = {float(i % 1000), double(i) / 3, std::int32_t(i), std::int16_t(i % 100), 0.5f, 1.0, 7, 9};

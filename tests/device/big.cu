@@ -44,7 +44,7 @@ constexpr std::size_t two_to_32 = std::size_t(1) << 32;
 constexpr std::size_t beyond = (std::size_t(1) << 20) + 3;
 
 // A case's size: `big` on the GPU, `small` under compute-sanitizer.
-std::size_t sized(std::size_t big, std::size_t small) { return ct::under_sanitizer() ? small : big; }
+std::size_t sized(std::size_t big, std::size_t small) { return ct::small_problems() ? small : big; }
 
 std::string gib(std::size_t bytes) {
   char text[32];

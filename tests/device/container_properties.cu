@@ -155,7 +155,7 @@ const std::uint64_t seeds[] = {1, 2, 3, 4};
 std::size_t steps_per_seed() {
   if (const char* set = std::getenv("COALESCE_PROPERTY_ITERATIONS"))
     return std::size_t(std::strtoull(set, nullptr, 10));
-  return ct::under_sanitizer() ? 30 : 120;
+  return ct::small_problems() ? 30 : 120;
 }
 
 class random_steps {

@@ -119,7 +119,7 @@ long long cycles_in(int milliseconds) {
   return (long long)kilohertz * milliseconds;
 }
 
-std::size_t particle_count() { return ct::under_sanitizer() ? std::size_t(1) << 12 : (std::size_t(1) << 20) + 3; }
+std::size_t particle_count() { return ct::small_problems() ? std::size_t(1) << 12 : (std::size_t(1) << 20) + 3; }
 
 using coalesce_test::count_nodes;
 using coalesce_test::graph_nodes;
@@ -279,7 +279,7 @@ TEST_CASE("assign_async and copy_from_async move elements between pinned host an
   coalesce::for_each(matrix_on_device, [] __device__(float& x) { x += 1.0f; });
   matrix_out.copy_from_async(matrix_on_device);
   // (Under compute-sanitizer the host's calls are slowed too much for the 100 ms to tell.)
-  if (!ct::under_sanitizer()) CHECK(cudaStreamQuery(stream.get()) == cudaErrorNotReady);
+  if (!ct::small_problems()) CHECK(cudaStreamQuery(stream.get()) == cudaErrorNotReady);
   COALESCE_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
 
   for (std::size_t i = 0; i < n; ++i) {

@@ -56,7 +56,7 @@ __global__ void transpose_tile(const float* __restrict__ in, float* __restrict__
 }
 
 std::size_t elements_for(std::size_t bytes, std::size_t elem) {
-  return ct::under_sanitizer() ? (std::size_t(1) << 20) / elem : bytes / elem;
+  return ct::small_problems() ? (std::size_t(1) << 20) / elem : bytes / elem;
 }
 
 unsigned blocks_for(std::size_t n, unsigned threads) { return unsigned((n + threads - 1) / threads); }
@@ -107,7 +107,7 @@ TEST_CASE("a stride-8-float read measures 32 load sectors per request") {
 
 TEST_CASE("the reference copy runs under the DRAM peak, and a copy measured through the meter lands on it") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
-  const std::size_t bytes = ct::under_sanitizer() ? std::size_t(1) << 20 : std::size_t(1) << 30;
+  const std::size_t bytes = ct::small_problems() ? std::size_t(1) << 20 : std::size_t(1) << 30;
   ct::device_buffer<unsigned char> src(bytes), dst(bytes);
   COALESCE_CUDA_CHECK(cudaMemset(src.data(), 0x3C, bytes));
   auto copy = [&](cudaStream_t s) {
@@ -140,7 +140,7 @@ TEST_CASE("the reference copy runs under the DRAM peak, and a copy measured thro
 
 TEST_CASE("a float4 copy measures 16 sectors per request and reaches 90 percent of cudaMemcpy") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
-  const std::size_t bytes = ct::under_sanitizer() ? std::size_t(1) << 20 : std::size_t(1) << 30;
+  const std::size_t bytes = ct::small_problems() ? std::size_t(1) << 20 : std::size_t(1) << 30;
   const std::size_t n = bytes / sizeof(float4);
   ct::device_buffer<float> in_floats(ct::random_values<float>(n * 4));
   ct::device_buffer<float4> out(n);
@@ -172,7 +172,7 @@ TEST_CASE("a float4 copy measures 16 sectors per request and reaches 90 percent 
 }
 
 TEST_CASE("a 32x32 shared transpose conflicts 32 ways unpadded and is conflict-free padded to 33") {
-  const int n = ct::under_sanitizer() ? 256 : 4096;
+  const int n = ct::small_problems() ? 256 : 4096;
   const std::size_t count = std::size_t(n) * n;
   ct::device_buffer<float> in(ct::random_values<float>(count)), out(count);
   const dim3 grid(n / 32, n / 32), block(32, 8);

@@ -76,7 +76,7 @@ TEST_CASE("containers on pool_resource allocate from coalesce's pool, which keep
   int device = 0;
   COALESCE_CUDA_CHECK(cudaGetDevice(&device));
   const std::uint64_t threshold_before = default_pool_threshold(device);
-  const std::size_t n = ct::under_sanitizer() ? std::size_t(1) << 16 : std::size_t(1) << 25;  // 768 MiB of Particles
+  const std::size_t n = ct::small_problems() ? std::size_t(1) << 16 : std::size_t(1) << 25;  // 768 MiB of Particles
   {
     coalesce::soa_vector<Particle, coalesce::device_space, coalesce::pool_resource> temporary(random_particles(1000));
     CHECK(temporary.resource().device() == device);
@@ -117,7 +117,7 @@ TEST_CASE("pinned host and managed device containers hold and move their element
 
 TEST_CASE("a temporary from coalesce's pool costs microseconds, and to_soa with its allocation runs near copy speed") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
-  const std::size_t n = ct::under_sanitizer() ? std::size_t(1) << 16 : std::size_t(1) << 25;  // 768 MiB of Particles
+  const std::size_t n = ct::small_problems() ? std::size_t(1) << 16 : std::size_t(1) << 25;  // 768 MiB of Particles
   const auto particles = random_particles(n);
   ct::device_buffer<Particle> aos(particles);
   coalesce::soa_vector<Particle> columns(particles);

@@ -172,7 +172,7 @@ TEST_CASE("the model's sectors and wavefronts match the hardware's on every acce
   std::printf("%zu access patterns: %zu global, %zu shared\n", all.size(), all.size() - std::size_t(shared_count),
               std::size_t(shared_count));
   const unsigned threads = 128;
-  const unsigned blocks = ct::under_sanitizer() ? 8 : 2048;
+  const unsigned blocks = ct::small_problems() ? 8 : 2048;
   const std::size_t warps = std::size_t(blocks) * threads / 32;
   ct::device_buffer<unsigned char> data(warps * global_window);
   COALESCE_CUDA_CHECK(cudaMemset(data.data(), 0x3C, data.size_bytes()));
@@ -210,7 +210,7 @@ TEST_CASE("the model's sectors and wavefronts match the hardware's on every acce
 
 TEST_CASE("DRAM bytes read match the model's 64-byte granularity for strided float reads") {
   // Footprint 512 MiB, many times the L2, so every read comes from DRAM (1 MiB under a sanitizer).
-  const std::size_t footprint = ct::under_sanitizer() ? std::size_t(1) << 20 : std::size_t(512) << 20;
+  const std::size_t footprint = ct::small_problems() ? std::size_t(1) << 20 : std::size_t(512) << 20;
   ct::device_buffer<unsigned char> data(footprint);
   COALESCE_CUDA_CHECK(cudaMemset(data.data(), 0x11, footprint));
   const std::size_t threads_total = footprint / global_window * 32;  // one warp per window

@@ -41,7 +41,7 @@ using nested_device::Sample;
 
 constexpr float dt = 0.5f;  // a power of two: vel * dt is exact, so device and host agree bit for bit
 
-std::size_t body_count() { return ct::under_sanitizer() ? (std::size_t(1) << 16) + 3 : (std::size_t(1) << 24) + 3; }
+std::size_t body_count() { return ct::small_problems() ? (std::size_t(1) << 16) + 3 : (std::size_t(1) << 24) + 3; }
 unsigned blocks_for(std::size_t n) { return unsigned((n + 255) / 256); }
 
 std::vector<Body> random_bodies(std::size_t n) {

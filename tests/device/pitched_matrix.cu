@@ -251,7 +251,7 @@ TEST_CASE("coalesce pitches are never wider than cudaMallocPitch's, and often na
 
 TEST_CASE("rows of 1000 floats: pitched reads take one line per request, dense rows take more") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
-  const std::size_t rows = ct::under_sanitizer() ? 256 : 200000, cols = 1000, odd_cols = 1001;
+  const std::size_t rows = ct::small_problems() ? 256 : 200000, cols = 1000, odd_cols = 1001;
   const auto walk = coalesce::default_row_walk(cols);
   REQUIRE(walk.threads_along_row == 128);
   REQUIRE(walk.rows_per_block == 4);
@@ -312,7 +312,7 @@ TEST_CASE("rows of 1000 floats: pitched reads take one line per request, dense r
 
 TEST_CASE("the default 128 x 4 walk is at least as fast as 16 x 16 on pitched rows") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
-  const std::size_t rows = ct::under_sanitizer() ? 256 : 200000, cols = 1000;
+  const std::size_t rows = ct::small_problems() ? 256 : 200000, cols = 1000;
   pitched_matrix<float> in(rows, cols, 1.0f), out(rows, cols);
   auto walk = [&](row_walk shape) {
     return [&, shape](cudaStream_t s) {
@@ -342,7 +342,7 @@ TEST_CASE("the default 128 x 4 walk is at least as fast as 16 x 16 on pitched ro
 
 TEST_CASE("a 5-point stencil through for_each_index is correct and measured against the best hand-written stencil") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
-  const std::size_t n = ct::under_sanitizer() ? 300 : 8000;
+  const std::size_t n = ct::small_problems() ? 300 : 8000;
   const auto values = ct::random_values<float>(n * n);
   pitched_matrix<float> in(values, n, n), out(n, n), out_rows(n, n), out_chunks(n, n);
   REQUIRE(in.pitch_bytes() % 16 == 0);

@@ -111,7 +111,7 @@ TEST_CASE("for_each and transform walk a volume's rows; for_each_index calls f(z
 
 TEST_CASE("for_each over a 256 x 512 x 1000 float volume moves whole rows in 16-byte vectors") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
-  const std::size_t d = ct::under_sanitizer() ? 4 : 256, h = 512, w = 1000;
+  const std::size_t d = ct::small_problems() ? 4 : 256, h = 512, w = 1000;
   coalesce::pitched_volume<float> v(d, h, w, 1.0f);
   const auto view = v.view();
   const auto run = [view] { coalesce::for_each(view, twice_plus_one{}); };

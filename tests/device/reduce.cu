@@ -36,7 +36,7 @@ struct minimum {
 
 TEST_CASE("transform_reduce sums kinetic energy over a soa_view, counts over a container, and reduces spans and pitched views") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
-  const std::size_t n = ct::under_sanitizer() ? 100003 : (std::size_t(1) << 22) + 17;
+  const std::size_t n = ct::small_problems() ? 100003 : (std::size_t(1) << 22) + 17;
   const auto particles = random_particles(n);
   const coalesce::soa_vector<Particle> v(particles);
 
@@ -169,7 +169,7 @@ TEST_CASE("transform_reduce over 12-byte columns kept whole: the walk that stage
 
 TEST_CASE("transform_reduce reads the columns f uses in 16-byte accesses, each byte once (hardware counters)") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
-  const std::size_t n = ct::under_sanitizer() ? 4096 : std::size_t(1) << 24;  // 3 used columns: 192 MiB, 3x the L2
+  const std::size_t n = ct::small_problems() ? 4096 : std::size_t(1) << 24;  // 3 used columns: 192 MiB, 3x the L2
   const coalesce::soa_vector<Particle> v(random_particles(n));
   ct::device_buffer<double> result(1);
   const auto run = [&] { coalesce::transform_reduce(v.view(), kinetic_energy{}, 0.0, plus{}, result.data(), 0); };

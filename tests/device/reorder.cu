@@ -65,7 +65,7 @@ struct x_fixed_point {
 };
 
 std::vector<std::size_t> sizes() {
-  return {0, 1, ct::under_sanitizer() ? std::size_t(10007) : std::size_t(1000003)};
+  return {0, 1, ct::small_problems() ? std::size_t(10007) : std::size_t(1000003)};
 }
 
 bool same_particles(const std::vector<Particle>& got, const std::vector<Particle>& expected) {
@@ -230,7 +230,7 @@ TEST_CASE("gather and scatter permute every column: a random permutation, repeat
 
 TEST_CASE("the compaction's stores are coalesced and write each kept byte once (hardware counters)") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
-  const std::size_t n = ct::under_sanitizer() ? 4096 : std::size_t(1) << 24;  // 384 MiB of particles, 8x the L2
+  const std::size_t n = ct::small_problems() ? 4096 : std::size_t(1) << 24;  // 384 MiB of particles, 8x the L2
   const auto particles = random_particles(n);
   const coalesce::soa_vector<Particle> original(particles);
   coalesce::soa_vector<Particle> out;
@@ -265,7 +265,7 @@ TEST_CASE("the compaction's stores are coalesced and write each kept byte once (
 // The particle count of the counter cases: under a sanitizer, the smallest input for which records
 // are considered (records_from_elements).
 std::size_t counted_gather_size() {
-  return ct::under_sanitizer() ? coalesce::detail::records_from_elements + 5 : std::size_t(1) << 24;
+  return ct::small_problems() ? coalesce::detail::records_from_elements + 5 : std::size_t(1) << 24;
 }
 
 // A gather of random particles by `permutation`, run once on construction and checked element by

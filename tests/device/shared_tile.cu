@@ -69,7 +69,7 @@ void check_certificate(const char* type_name, const char* policy_name) {
   };
   launch();
   ct::check_sync();
-  if (ct::under_sanitizer() || !profiler().available()) return;
+  if (ct::small_problems() || !profiler().available()) return;
   const auto m = profiler().measure(launch);
   const double stores = m.shared_store_wavefronts_per_instruction();
   const double loads = m.shared_load_wavefronts_per_instruction();
@@ -196,9 +196,9 @@ TEST_CASE("transpose is exact for floats and doubles of any shape") {
   check_transpose<double>(33, 1000);
   // Large matrices, smaller under the sanitizers (racecheck follows every shared access), with the
   // same kernels: tiles in the middle and clipped tiles at both edges.
-  const bool sanitizing = ct::under_sanitizer();
-  check_transpose<float>(sanitizing ? 1100 : 8100, sanitizing ? 900 : 7900);
-  check_transpose<double>(sanitizing ? 1000 : 8000, sanitizing ? 1000 : 8000);
+  const bool small = ct::small_problems();
+  check_transpose<float>(small ? 1100 : 8100, small ? 900 : 7900);
+  check_transpose<double>(small ? 1000 : 8000, small ? 1000 : 8000);
   pitched_matrix<float> in(3, 4), wrong(3, 4);
   REQUIRE_THROWS_AS(coalesce::transpose(in.view(), wrong.view()), std::invalid_argument);
 }
@@ -231,7 +231,7 @@ TEST_CASE("transpose reads and writes ideal sectors, with bounded bank conflicts
     out.fill(T(-1));
     library(0);
     REQUIRE(out.to_vector() == expected);
-    if (ct::under_sanitizer() || !profiler().available()) return;
+    if (ct::small_problems() || !profiler().available()) return;
 
     const auto m = profiler().measure([&] { library(0); });
     std::printf("\ntranspose %zu x %zu %s: load sectors/req %.2f  store %.2f  shared ld/st wavefronts/instr %.2f / %.2f\n",
@@ -256,10 +256,10 @@ TEST_CASE("transpose reads and writes ideal sectors, with bounded bank conflicts
   };
   // Under the sanitizers, smaller matrices with the same kernels (sides multiples of 32 for the
   // hand-written tiles; 992 is not a multiple of coalesce::transpose's 64).
-  const bool sanitizing = ct::under_sanitizer();
-  run(float{}, sanitizing ? 1024 : 8192);
-  run(float{}, sanitizing ? 992 : 8000);
-  run(double{}, sanitizing ? 1024 : 8192);
-  run(double{}, sanitizing ? 992 : 8000);
+  const bool small = ct::small_problems();
+  run(float{}, small ? 1024 : 8192);
+  run(float{}, small ? 992 : 8000);
+  run(double{}, small ? 1024 : 8192);
+  run(double{}, small ? 992 : 8000);
   COALESCE_REQUIRE_COUNTERS(profiler());
 }

@@ -107,7 +107,7 @@ struct drift {
 unsigned blocks_for(std::size_t n) { return unsigned((n + 255) / 256); }
 
 
-std::size_t particle_count() { return ct::under_sanitizer() ? std::size_t(1) << 16 : std::size_t(1) << 25; }
+std::size_t particle_count() { return ct::small_problems() ? std::size_t(1) << 16 : std::size_t(1) << 25; }
 
 }  // namespace
 

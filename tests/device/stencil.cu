@@ -359,7 +359,7 @@ void measure_stencil(const char* shape_name, coalesce_test::competitors::stencil
 TEST_CASE("stencil reaches its share of cudaMemcpy and the hand-written stencils on 8192^2 floats") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   using coalesce_test::competitors::stencil_shape;
-  const std::size_t n = ct::under_sanitizer() ? 512 : 8192;
+  const std::size_t n = ct::small_problems() ? 512 : 8192;
   measure_stencil<five_point>("5-point", stencil_shape::five_point, n, n, coalesce_test::targets::stencil_radius_1_of_memcpy);
   measure_stencil<nine_point>("9-point", stencil_shape::nine_point, n, n, coalesce_test::targets::stencil_nine_point_of_memcpy);
   measure_stencil<thirteen_point>("13-point", stencil_shape::thirteen_point, n, n,
@@ -369,7 +369,7 @@ TEST_CASE("stencil reaches its share of cudaMemcpy and the hand-written stencils
 TEST_CASE("stencil reaches its share of cudaMemcpy and the hand-written stencils on 200000 x 1000 floats") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   using coalesce_test::competitors::stencil_shape;
-  const std::size_t rows = ct::under_sanitizer() ? 300 : 200000, cols = 1000;
+  const std::size_t rows = ct::small_problems() ? 300 : 200000, cols = 1000;
   measure_stencil<five_point>("5-point", stencil_shape::five_point, rows, cols, coalesce_test::targets::stencil_radius_1_of_memcpy);
   measure_stencil<nine_point>("9-point", stencil_shape::nine_point, rows, cols, coalesce_test::targets::stencil_nine_point_of_memcpy);
   measure_stencil<thirteen_point>("13-point", stencil_shape::thirteen_point, rows, cols,
@@ -530,7 +530,7 @@ void measure_volume_stencil(const char* shape_name, coalesce_test::competitors::
 TEST_CASE("stencil on volumes holds its measured share of cudaMemcpy and of the hand-written stencils on 512^3 floats") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   using coalesce_test::competitors::volume_stencil_shape;
-  const std::size_t n = ct::under_sanitizer() ? 48 : 512;
+  const std::size_t n = ct::small_problems() ? 48 : 512;
   namespace targets = coalesce_test::targets;
   measure_volume_stencil<seven_point>("7-point", volume_stencil_shape::seven_point, n, targets::volume_stencil_7_point_of_memcpy,
                                       targets::volume_stencil_7_point_versus_hand_written);

@@ -87,7 +87,7 @@ TEST_CASE("stencil along a span equals the host reference for radius 1, 2 and 3 
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   const std::size_t lengths[] = {1, 2, 3, 4, 5, 7, 8, 9, 17, 1023, 4099, 1000003};
   for (const std::size_t n : lengths) {
-    if (ct::under_sanitizer() && n > 4099) continue;  // racecheck takes minutes over a million
+    if (ct::small_problems() && n > 4099) continue;  // racecheck takes minutes over a million
     for (std::size_t head = 0; head < 4; ++head) {
       check_every_policy<three_point_line, float>(n, head);
       check_every_policy<five_point_line, float>(n, head);
@@ -178,7 +178,7 @@ void measure_line(const char* name, ct::device_buffer<float>& in, ct::device_buf
 
 TEST_CASE("stencil along a line reaches the hand-written line stencils and its share of cudaMemcpy") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
-  const std::size_t n = ct::under_sanitizer() ? (std::size_t(1) << 16) + 3 : std::size_t(62500000);
+  const std::size_t n = ct::small_problems() ? (std::size_t(1) << 16) + 3 : std::size_t(62500000);
   ct::device_buffer<float> in(ct::random_values<float>(n)), out(n);
   measure_line<three_point_line>("3-point mean", in, out, n);
   measure_line<five_point_line>("5-point mean", in, out, n);

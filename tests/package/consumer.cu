@@ -1,7 +1,7 @@
-// The README's minimal consumer, as a user writes it: the particles of "Swap an array of structs
-// for columns", moved by coalesce::for_each with a __device__ lambda and checked on the host. No
-// nvcc flags of its own: linking coalesce::coalesce brings --extended-lambda. run_consumer.cmake
-// copies it into each consumer project as main.cu.
+// The minimal consumer, as a user writes it: the particles of docs/particles.md ("Swap an array
+// of structs for columns, keep the kernel"), moved by coalesce::for_each with a __device__ lambda
+// and checked on the host. No nvcc flags of its own: linking coalesce::coalesce brings
+// --extended-lambda. run_consumer.cmake copies it into each consumer project as main.cu.
 #include <coalesce/soa.hpp>
 #include <coalesce/algorithm.hpp>
 

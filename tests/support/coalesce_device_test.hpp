@@ -1,10 +1,12 @@
 // What coalesce's device tests share: one hardware-counter profiler per test executable, the rules
 // for measurements that cannot be taken, and the comparison of coalesce with its competitors.
 //
-// Every test case launches its kernels first and measures after. Where measuring is impossible:
-//   - under compute-sanitizer (COALESCE_SANITIZER) the kernels have run, which is what the
-//     sanitizer checks, and timings and counters mean nothing: the case ends there as passed, and
-//     the executable reports how many cases it did not measure;
+// Every test case launches its kernels first and measures after. Where it does not measure:
+//   - on small problems (coalesce::testing::small_problems(): the quick test scope, or a test run
+//     by hand without COALESCE_TEST_FULL=1) and under compute-sanitizer (COALESCE_SANITIZER),
+//     the kernels have run and their results are checked, and timings and counters would mean
+//     nothing: the case ends there as passed, and the executable reports how many cases it did
+//     not measure;
 //   - without a GPU or without counter access the case is skipped (exit 77), or fails when
 //     COALESCE_REQUIRE_GPU is set.
 // So an executable that exits 77 under a sanitizer skipped something before its launches, which
@@ -83,7 +85,7 @@ inline void launch_each(const std::vector<candidate>& candidates) {
 }  // namespace coalesce_test
 
 // Ends the test case before its counter and timing measurements when they cannot be taken (see
-// the top of this file): under compute-sanitizer, passed with a note; without counter access,
+// the top of this file): on small problems, passed with a note; without counter access,
 // skipped (a failure with COALESCE_REQUIRE_GPU).
 #define COALESCE_REQUIRE_COUNTERS(profiler)                                                              \
   do {                                                                                                   \
@@ -91,10 +93,10 @@ inline void launch_each(const std::vector<candidate>& candidates) {
     if (!(profiler).available()) COALESCE_SKIP("hardware counters unavailable: " + *(profiler).unavailable_reason()); \
   } while (0)
 
-// Ends the test case before its timings under compute-sanitizer, passed with a note.
+// Ends the test case before its timings on small problems (quick scope, sanitizers), passed with a note.
 #define COALESCE_REQUIRE_TIMING()                                                                        \
   do {                                                                                                   \
-    if (::coalesce::testing::under_sanitizer()) {                                                        \
+    if (::coalesce::testing::small_problems()) {                                                         \
       ::coalesce_test::record_unmeasured();                                                              \
       return;                                                                                            \
     }                                                                                                    \

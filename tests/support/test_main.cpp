@@ -61,9 +61,11 @@ int main(int argc, char* argv[]) {
 #endif
   const int result = Catch::Session().run(argc, argv);
   if (unmeasured_cases > 0)
-    std::printf("NOT MEASURED: %d test case(s) ran their kernels and stopped before timings and counters "
-                "(compute-sanitizer)\n",
-                unmeasured_cases);
+    std::printf("NOT MEASURED: %d test case(s) ran their kernels on small problems and stopped before timings and "
+                "counters (%s)\n",
+                unmeasured_cases,
+                std::getenv("COALESCE_SANITIZER") != nullptr ? "compute-sanitizer"
+                                                             : "COALESCE_TEST_FULL=1, as the full preset sets, measures them");
   if (result == 0 && !skip_reasons().empty()) {
     // One line, which the summary after ctest's (cmake/CoalesceSkipReasons.cmake) quotes: each
     // reason once, in order, with how many cases gave it.

@@ -2,6 +2,7 @@
 // CUDA calls, an owning device buffer, poisoned outputs and fresh random inputs.
 // Part of the optional test harness (CMake target coalesce::testing); host code, any compiler.
 #pragma once
+/// @file
 
 #include <coalesce/config.hpp>
 #include <coalesce/error.hpp>
@@ -75,7 +76,15 @@ inline bool env_flag(const char* name) {
 /// their problems and skip those assertions.
 inline bool under_sanitizer() { return env_flag("COALESCE_SANITIZER"); }
 
-// Throws cuda_error if the last kernel launch failed; call right after <<<...>>>.
+/// True when the device tests take their measurements: COALESCE_TEST_FULL is set (the full preset
+/// and scripts/device-check.sh set it) and no sanitizer runs. Otherwise (the quick test preset, a
+/// test executable run by hand) each test launches its kernels on small problems, checks their
+/// results, and stops before timings and counters.
+inline bool measuring() { return env_flag("COALESCE_TEST_FULL") && !under_sanitizer(); }
+/// Whether the tests shrink their problems: whenever they do not measure.
+inline bool small_problems() { return !measuring(); }
+
+/// Throws cuda_error if the last kernel launch failed; call right after <<<...>>>.
 inline void check_launch(const char* what = "kernel launch") {
   throw_on_error(::cudaGetLastError(), what);
 }
