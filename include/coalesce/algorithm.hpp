@@ -5,6 +5,7 @@
 // (this header only declares them: libcu++'s span and mdspan cost an nvcc compile more than all
 // of the algorithms, and a unit that walks soa_views or pointers needs neither).
 #pragma once
+/// @file
 
 #if !defined(__CUDACC__)
 // One error instead of pages: a host compiler stops at the first CUDA keyword in here.

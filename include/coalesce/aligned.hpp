@@ -4,6 +4,7 @@
 // cuda::std::aligned_accessor for mdspan. load_read_only<N>(i) reads through the non-coherent
 // path (LDG.E.CONSTANT), for data no thread writes during the kernel. Host-capable.
 #pragma once
+/// @file
 
 #include <coalesce/config.hpp>
 #include <coalesce/detail/vector_access.hpp>

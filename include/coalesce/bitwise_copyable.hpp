@@ -3,6 +3,7 @@
 // copies nothing more than its bytes (Eigen::Vector3d), so that it can be a field of a soa_vector.
 // Host-capable; included by <coalesce/soa.hpp>.
 #pragma once
+/// @file
 
 #include <coalesce/config.hpp>
 

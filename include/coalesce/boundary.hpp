@@ -4,6 +4,7 @@
 // with none inside, an extent of 2R or less, is refused by stencil). The
 // index arithmetic is plain constexpr code, for host and device, so it is tested with no GPU.
 #pragma once
+/// @file
 
 #include <coalesce/config.hpp>
 

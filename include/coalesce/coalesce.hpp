@@ -2,6 +2,7 @@
 // Prefer the one you use (<coalesce/pitched_matrix.hpp>, ...) to keep compile times down; the
 // CUDA-only headers (<coalesce/algorithm.hpp>) are included separately.
 #pragma once
+/// @file
 
 /// \namespace coalesce
 /// Every public name of coalesce (coalesce::detail is internal).

@@ -2,6 +2,7 @@
 // This is the only header that looks at __CUDACC__, __CUDA_ARCH__ or compiler versions; every
 // other header includes it first and uses the macros below.
 #pragma once
+/// @file
 
 #include <coalesce/version.hpp>
 
@@ -14,6 +15,10 @@
 #if COALESCE_DETAIL_CPLUSPLUS < 201703L
 #  error "coalesce requires C++17 or newer (compile with -std=c++17 or later)."
 #endif
+/// @def COALESCE_CXX20
+/// 1 when the translation unit is compiled as C++20 or newer, 0 under C++17. Read from
+/// `_MSVC_LANG` on MSVC, whose `__cplusplus` stays 199711L without /Zc:__cplusplus. Older
+/// standards stop with an error: coalesce needs C++17.
 #if COALESCE_DETAIL_CPLUSPLUS >= 202002L
 #  define COALESCE_CXX20 1
 #else
@@ -21,19 +26,35 @@
 #endif
 
 // --- CUDA compilation -----------------------------------------------------------------------
-// COALESCE_CUDA_COMPILER: 1 when a CUDA compiler (nvcc, nvc++ -cuda, clang -x cuda) sees this
-// translation unit, so __host__/__device__ exist. COALESCE_DEVICE_PASS: 1 in the device pass.
+/// @def COALESCE_CUDA_COMPILER
+/// 1 when a CUDA compiler (nvcc, nvc++ -cuda, clang -x cuda) sees this translation unit, so
+/// `__host__` and `__device__` exist; 0 under a plain host compiler, which still compiles the
+/// host-only headers and the host parts of the containers.
 #if defined(__CUDACC__)
 #  define COALESCE_CUDA_COMPILER 1
 #else
 #  define COALESCE_CUDA_COMPILER 0
 #endif
+/// @def COALESCE_DEVICE_PASS
+/// 1 in a CUDA compiler's device pass (`__CUDA_ARCH__` is defined), 0 in its host pass and under a
+/// host compiler: code that must differ between the two passes tests this.
 #if defined(__CUDA_ARCH__)
 #  define COALESCE_DEVICE_PASS 1
 #else
 #  define COALESCE_DEVICE_PASS 0
 #endif
 
+/// @def COALESCE_HOST_DEVICE
+/// `__host__ __device__` under a CUDA compiler, nothing otherwise: a function that runs on both
+/// sides, which plain g++ still compiles as an ordinary host function.
+/// @def COALESCE_DEVICE
+/// `__device__` under a CUDA compiler, nothing otherwise: a function only device code calls.
+/// @def COALESCE_HOST
+/// `__host__` under a CUDA compiler, nothing otherwise: a function only host code calls.
+/// @def COALESCE_FORCEINLINE
+/// Inlines a function whatever the compiler's cost estimate: `__forceinline__` under a CUDA
+/// compiler, `inline __attribute__((always_inline))` with g++ and clang, `__forceinline` with
+/// MSVC, plain `inline` elsewhere. For the small per-element helpers of the kernels' inner loops.
 #if COALESCE_CUDA_COMPILER
 #  define COALESCE_HOST_DEVICE __host__ __device__
 #  define COALESCE_DEVICE __device__
@@ -76,8 +97,11 @@
 #  define COALESCE_DETAIL_PROBES_END
 #endif
 
-// Whether the CUDA runtime API (cuda_runtime_api.h) can be included. It is a plain C header, so
-// host compilers can use it too when the toolkit's include directory is on the path.
+/// @def COALESCE_HAS_CUDA_RUNTIME
+/// 1 when the CUDA runtime API (cuda_runtime_api.h) can be included, 0 otherwise. It is a plain C
+/// header, so host compilers can use it too when the toolkit's include directory is on the path;
+/// with it, a plain host compiler also knows CUDA's vector types (float3, int2, ...), whose fields
+/// a soa_view names with no COALESCE_FIELDS.
 #if defined(__has_include)
 #  if __has_include(<cuda_runtime_api.h>)
 #    define COALESCE_HAS_CUDA_RUNTIME 1
@@ -101,12 +125,22 @@
 #endif
 
 // --- debug checks ---------------------------------------------------------------------------
-// COALESCE_DEBUG turns on bounds and precondition checks on host and device. Users may predefine
-// it (or COALESCE_ASSERT itself) before including any coalesce header.
+/// @def COALESCE_DEBUG
+/// 1 turns on bounds and precondition checks on host and device (COALESCE_ASSERT), and the
+/// algorithms' check that each pointer they are handed is memory the GPU reads (else they throw
+/// std::invalid_argument); 0, the default, compiles them all away. Predefine it
+/// (-DCOALESCE_DEBUG=1) before including any coalesce header, alike in every translation unit: the
+/// inline functions it changes must be the same everywhere.
 #ifndef COALESCE_DEBUG
 #  define COALESCE_DEBUG 0
 #endif
 
+/// @def COALESCE_ASSERT(cond, msg)
+/// Checks a precondition under COALESCE_DEBUG: when `cond` is false, prints
+/// "coalesce: file:line: msg (cond)" (stderr on the host, printf on the device) and aborts the
+/// process (std::abort) or traps the kernel (__trap, which fails every later CUDA call of the
+/// context). Without COALESCE_DEBUG it expands to nothing and `cond` is not evaluated. Predefine it
+/// to route failures elsewhere, e.g. to a test framework.
 #ifndef COALESCE_ASSERT
 #  if COALESCE_DEBUG
 #    if COALESCE_DEVICE_PASS

@@ -3,6 +3,7 @@
 // transform_reduce(view, f, init, op, result) - so that a CUDA graph can record the reduction and
 // the host reads each replay's result after it. Host-capable (no kernels).
 #pragma once
+/// @file
 
 #include <coalesce/config.hpp>
 #include <coalesce/detail/container_capture.hpp>

@@ -6,6 +6,7 @@
 // is collected before it is thrown, so that nothing of coalesce's is left for the program's next
 // cudaGetLastError() to find.
 #pragma once
+/// @file
 
 #include <coalesce/config.hpp>
 
@@ -86,6 +87,6 @@ inline cudaError_t collect_own(cudaError_t status, cudaError_t pending_before) n
 }  // namespace detail
 }  // namespace coalesce
 
-// Checks a CUDA runtime call and throws coalesce::cuda_error naming the call on failure (the
-// error collected, as throw_on_error does).
+/// Checks a CUDA runtime call and throws coalesce::cuda_error naming the call on failure (the
+/// error collected, as throw_on_error does).
 #define COALESCE_CUDA_CHECK(call) ::coalesce::throw_on_error((call), #call)

@@ -9,6 +9,7 @@
 // or a pitched_volume_view, or a container (soa_vector, pitched_matrix, pitched_volume), which is
 // read through its const view and brings its stream. Host-capable: the list is made on the host.
 #pragma once
+/// @file
 
 #include <coalesce/config.hpp>
 #include <coalesce/detail/value_pack.hpp>

@@ -3,6 +3,7 @@
 // resources that allocate in each space are in <coalesce/memory.hpp>. Host-capable, and light:
 // a unit that only takes views includes this, not the allocation machinery.
 #pragma once
+/// @file
 
 #include <type_traits>
 

@@ -36,6 +36,7 @@
 // particle_migration was made current again for the step. Needs a CUDA compiler and NCCL (CMake
 // target coalesce::nccl).
 #pragma once
+/// @file
 
 #if !defined(__CUDACC__)
 // One error instead of pages: a host compiler stops at the first CUDA keyword in here.

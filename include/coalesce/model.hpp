@@ -3,6 +3,7 @@
 // pieces); shared memory in 32 banks of 4 bytes. Every function is constexpr and usable in
 // static_assert, in plain host code with no GPU, and in __device__ code.
 #pragma once
+/// @file
 
 #include <coalesce/config.hpp>
 

@@ -2,6 +2,7 @@
 // 32-byte sectors and 128-byte lines they touch, or against the 32 shared-memory banks - with the
 // model's cost written on the picture. Host-only; pictures teach faster than tables.
 #pragma once
+/// @file
 
 #include <coalesce/config.hpp>
 #include <coalesce/model.hpp>

@@ -4,6 +4,7 @@
 // read-only accesses, in one kernel (detail/reduce_walk.hpp); its scratch comes from coalesce's
 // pool (no driver allocation, no synchronization). Needs a CUDA compiler.
 #pragma once
+/// @file
 
 #if !defined(__CUDACC__)
 // One error instead of pages: a host compiler stops at the first CUDA keyword in here.

@@ -3,6 +3,7 @@
 // index, so that neighbours sit together). Scratch comes from coalesce's pool; everything runs
 // asynchronously on the given or the container's stream. Needs a CUDA compiler.
 #pragma once
+/// @file
 
 #if !defined(__CUDACC__)
 // One error instead of pages: a host compiler stops at the first CUDA keyword in here.

@@ -3,6 +3,7 @@
 // default), a compile error when the layout conflicts for the access you declare, and
 // block-cooperative loads and stores from pitched views. Needs a CUDA compiler.
 #pragma once
+/// @file
 
 #if !defined(__CUDACC__)
 // One error instead of pages: a host compiler stops at the first CUDA keyword in here.

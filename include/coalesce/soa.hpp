@@ -13,6 +13,7 @@
 // its own. Host-capable: soa_vector<T, host_space>
 // needs no GPU and no nvcc.
 #pragma once
+/// @file
 
 // The parts, one concept each: what view[i] is, the macro that names fields, the view and its
 // iterator, the owning vector.

@@ -9,6 +9,7 @@
 // docs/bench/coalesce-bench.txt and coalesce-bench-before.txt).
 // Needs a CUDA compiler.
 #pragma once
+/// @file
 
 #if !defined(__CUDACC__)
 // One error instead of pages: a host compiler stops at the first CUDA keyword in here.

@@ -1,6 +1,7 @@
 // coalesce: COALESCE_FIELDS and COALESCE_TEMPLATE_FIELDS, which name the fields of an aggregate
 // so that a soa_view's element reads view[i].x. Host-capable; included by <coalesce/soa.hpp>.
 #pragma once
+/// @file
 
 #include <coalesce/config.hpp>
 #include <coalesce/detail/fields.hpp>
@@ -69,21 +70,25 @@ constexpr bool named_in_order(Check check) {
 
 }  // namespace coalesce::detail
 
-// Names the fields of `Type`, in declaration order, so that view[i].x is a reference into the x
-// column of a soa_view<Type>:
-//   struct Particle { float x, y, z, vx, vy, vz; };
-//   COALESCE_FIELDS(Particle, x, y, z, vx, vy, vz)
-// Write it in Type's namespace, or at global scope (there Type may be qualified: sim::Particle);
-// the trailing semicolon is optional. For a class template, give its parameters and the type:
-//   template <class T> struct Vec3 { T x, y, z; };
-//   COALESCE_TEMPLATE_FIELDS((class T), Vec3<T>, x, y, z)
-// (a type with a comma goes in parentheses: COALESCE_TEMPLATE_FIELDS((class A, class B), (Pair<A, B>), a, b)).
-// Mistakes stop at the macro with one static_assert: a field left out or out of order, more than
-// 64 names (detail::max_fields), or a namespace where coalesce cannot find the declaration.
+/// Names the fields of `Type`, in declaration order, so that view[i].x is a reference into the x
+/// column of a soa_view<Type>:
+///   `struct Particle { float x, y, z, vx, vy, vz; };`
+///   `COALESCE_FIELDS(Particle, x, y, z, vx, vy, vz)`
+/// Write it in Type's namespace, or at global scope (there Type may be qualified: sim::Particle);
+/// the trailing semicolon is optional. For a class template, give its parameters and the type:
+///   `template <class T> struct Vec3 { T x, y, z; };`
+///   `COALESCE_TEMPLATE_FIELDS((class T), Vec3<T>, x, y, z)`
+/// (a type with a comma goes in parentheses: COALESCE_TEMPLATE_FIELDS((class A, class B), (Pair<A, B>), a, b)).
+/// Mistakes stop at the macro with one static_assert: a field left out or out of order, more than
+/// 64 names (detail::max_fields), or a namespace where coalesce cannot find the declaration.
 #define COALESCE_FIELDS(Type, ...)                                                                             \
   COALESCE_DETAIL_FIELDS((), (template <class coalesce_qualified>),                                           \
                          (typename decltype(::coalesce::detail::fields_target<COALESCE_DETAIL_UNPAREN(Type)>())::type), #Type, \
                          __VA_ARGS__)
+/// COALESCE_FIELDS for a class template: `Parameters` is its template parameter list in
+/// parentheses, `Type` the template-id (in parentheses too when it holds a comma), then the fields
+/// in declaration order. The same checks run for each specialization, when its first element
+/// proxy (view[i]) is made.
 #define COALESCE_TEMPLATE_FIELDS(Parameters, Type, ...)                                                        \
   COALESCE_DETAIL_FIELDS((template <COALESCE_DETAIL_UNPAREN(Parameters)>),                                    \
                          (template <class coalesce_qualified, COALESCE_DETAIL_UNPAREN(Parameters)>), Type, #Type, \

@@ -3,6 +3,7 @@
 // named the fields (<coalesce/soa_fields.hpp>). Also the checks on what an element type may be.
 // Host-capable; included by <coalesce/soa.hpp>, which is what users include.
 #pragma once
+/// @file
 
 #include <coalesce/config.hpp>
 #include <coalesce/detail/aggregate_references.hpp>

@@ -1,6 +1,7 @@
 // coalesce: a soa_view column as a cuda::std::span. Apart from <coalesce/soa.hpp> because any
 // libcu++ header adds about 2 s to an nvcc compile (CUDA 13.0), more than soa.hpp itself costs.
 #pragma once
+/// @file
 
 #include <coalesce/config.hpp>
 #include <coalesce/soa.hpp>

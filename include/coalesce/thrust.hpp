@@ -4,6 +4,7 @@
 // and whose reference is view[i], so thrust::transform, reduce, copy_if, for_each and
 // sort_by_key work on SoA data with functors written for T. Needs a CUDA compiler.
 #pragma once
+/// @file
 
 #if !defined(__CUDACC__)
 // One error instead of pages: a host compiler stops at the first CUDA keyword in here.

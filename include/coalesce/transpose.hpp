@@ -2,6 +2,7 @@
 // through a conflict-free shared_tile, so both the global reads (rows of `in`) and the global
 // writes (rows of `out`) are coalesced. Needs a CUDA compiler.
 #pragma once
+/// @file
 
 #if !defined(__CUDACC__)
 // One error instead of pages: a host compiler stops at the first CUDA keyword in here.

@@ -26,6 +26,7 @@
 //     }
 //   };
 #pragma once
+/// @file
 
 #include <coalesce/config.hpp>
 #include <coalesce/detail/view_adapter_base.hpp>  // view_adapter, and how the algorithms detect it

@@ -1,6 +1,7 @@
 // coalesce::testing: the GPU test harness in one include - device helpers, bandwidth as a ratio
 // to cudaMemcpy, hardware counters read in-process, and the benchmark report. Link the CMake target coalesce::testing.
 #pragma once
+/// @file
 
 /// \namespace coalesce::testing
 /// The GPU test harness: CMake target coalesce::testing (CUDA runtime and CUPTI).
