@@ -3,6 +3,7 @@
 // for which it holds. The predicate receives what for_each's f receives for a read-only element
 // (p.x < 0 is the whole user code). Needs a CUDA compiler.
 #pragma once
+/// @file
 
 #if !defined(__CUDACC__)
 // One error instead of pages: a host compiler stops at the first CUDA keyword in here.
@@ -142,6 +143,8 @@ std::size_t erase_if(const soa_vector<T, Space, Resource>&, Pred) {
                 "const vector): removing elements changes the vector's size and storage, which a view cannot");
   return 0;
 }
+/// Refused at compile time: copy_if's output gets new storage of the size kept, which a view
+/// cannot; pass the device soa_vector.
 template <class View, class T, class Space, class Pred>
 std::size_t copy_if(View, soa_view<T, Space>, Pred) {
   static_assert(detail::is_container<soa_view<T, Space>>::value,
@@ -150,6 +153,7 @@ std::size_t copy_if(View, soa_view<T, Space>, Pred) {
                 "cannot");
   return 0;
 }
+/// Refused at compile time: nor can a span be copy_if's output.
 template <class View, class U, std::size_t Extent, class Pred>
 std::size_t copy_if(View, cuda::std::span<U, Extent>, Pred) {
   static_assert(detail::is_container<cuda::std::span<U, Extent>>::value,
@@ -158,6 +162,7 @@ std::size_t copy_if(View, cuda::std::span<U, Extent>, Pred) {
                 "cannot");
   return 0;
 }
+/// Refused at compile time: nor can a const vector, whose storage cannot be replaced.
 template <class View, class T, class Space, class Resource, class Pred>
 std::size_t copy_if(View, const soa_vector<T, Space, Resource>&, Pred) {
   static_assert(!detail::is_container<soa_vector<T, Space, Resource>>::value,

@@ -3,6 +3,7 @@
 // memory resource of that space hands out the allocation. coalesce containers take both as
 // template parameters, so a user can plug in a pool, pinned host memory or a counting wrapper.
 #pragma once
+/// @file
 
 #include <coalesce/config.hpp>
 #include <coalesce/detail/byte_copies.hpp>
@@ -54,7 +55,8 @@ inline void* allocated_or_throw(cudaError_t status, void* p, const std::string& 
 
 }  // namespace detail
 
-/// Aligned host memory from `::operator new`; throws std::bad_alloc on failure.
+/// Aligned host memory from the global `operator new` (its std::align_val_t form); throws
+/// std::bad_alloc on failure.
 class host_resource {
  public:
   using memory_space = host_space;  ///< where its memory is
@@ -65,6 +67,8 @@ class host_resource {
   void deallocate(void* p, std::size_t /*bytes*/) noexcept {
     ::operator delete(p, std::align_val_t{allocation_alignment});
   }
+  /// The null stream. Host memory is taken and given back on the calling thread, and a copy between
+  /// a host container and a device one is ordered on the device side's stream.
   cudaStream_t stream() const noexcept { return cudaStream_t{}; }
 };
 
@@ -100,11 +104,16 @@ class device_resource {
 /// costs no trip to the driver and no synchronization. The default for device containers.
 class pool_resource {
  public:
-  using memory_space = device_space;
+  using memory_space = device_space;  ///< where its memory is
 
+  /// On the null stream, from the pool of the device current now (or, when the runtime cannot say,
+  /// of the one current at the first allocation).
   pool_resource() noexcept : device_(detail::current_device_or_none()) {}
+  /// On `stream`, from the pool of the device current now (normally the stream's): allocation and
+  /// release are ordered on it.
   explicit pool_resource(cudaStream_t stream) noexcept : device_(detail::current_device_or_none()), stream_(stream) {}
 
+  /// `bytes` bytes from the pool, ordered on stream(); throws coalesce::cuda_error on failure.
   /// The null stream is the legacy stream of the device current at the call: allocation and
   /// release on it make the resource's device current for the call, so that they are ordered on
   /// that device's stream whichever device the caller has current (one process driving several
@@ -118,10 +127,14 @@ class pool_resource {
     return detail::allocated_or_throw(status, p, "cudaMallocFromPoolAsync (coalesce's pool on device " + std::to_string(device_) + ")",
                                       bytes);
   }
+  /// Gives `p` back to the pool when stream() reaches this point (cudaFreeAsync): work already
+  /// ordered on stream() may still use it, work on other streams must have finished.
   void deallocate(void* p, std::size_t /*bytes*/) noexcept {
     const detail::current_device_guard on_device(stream_ == nullptr ? device_ : -1);
     (void)::cudaFreeAsync(p, stream_);
   }
+  /// The stream allocation and release are ordered on, and with them a container's copies and
+  /// algorithms.
   cudaStream_t stream() const noexcept { return stream_; }
   /// The device the memory is on (-1 until the first allocation where none was current).
   int device() const noexcept { return device_; }
@@ -161,16 +174,21 @@ inline std::size_t pool_reserved_bytes(int device) {
 /// it have completed.
 class pinned_resource {
  public:
-  using memory_space = host_space;
-  static constexpr bool pinned = true;
+  using memory_space = host_space;     ///< where its memory is
+  static constexpr bool pinned = true;  ///< page-locked: see is_pinned_resource
 
+  /// `bytes` bytes of page-locked host memory from cudaMallocHost; throws coalesce::cuda_error on
+  /// failure.
   void* allocate(std::size_t bytes) {
     detail::throw_if_earlier_error("coalesce::pinned_resource::allocate");
     void* p = nullptr;
     const cudaError_t status = ::cudaMallocHost(&p, bytes);
     return detail::allocated_or_throw(status, p, "cudaMallocHost", bytes);
   }
+  /// cudaFreeHost, at once: not ordered after the copies that still use the memory.
   void deallocate(void* p, std::size_t /*bytes*/) noexcept { (void)::cudaFreeHost(p); }
+  /// The null stream: a copy between a host container and a device one is ordered on the device
+  /// side's stream.
   cudaStream_t stream() const noexcept { return cudaStream_t{}; }
 };
 
@@ -178,15 +196,19 @@ class pinned_resource {
 /// may also touch (through the raw pointers; the views stay device views).
 class managed_resource {
  public:
-  using memory_space = device_space;
+  using memory_space = device_space;  ///< where its views say it is: device views
 
+  /// `bytes` bytes from cudaMallocManaged, attached globally (any stream may touch them); throws
+  /// coalesce::cuda_error on failure.
   void* allocate(std::size_t bytes) {
     detail::throw_if_earlier_error("coalesce::managed_resource::allocate");
     void* p = nullptr;
     const cudaError_t status = ::cudaMallocManaged(&p, bytes);
     return detail::allocated_or_throw(status, p, "cudaMallocManaged", bytes);
   }
+  /// cudaFree, which is not stream-ordered: it waits for the device's work before it frees.
   void deallocate(void* p, std::size_t /*bytes*/) noexcept { (void)::cudaFree(p); }
+  /// The null stream (the legacy stream): a container's copies and algorithms are ordered there.
   cudaStream_t stream() const noexcept { return cudaStream_t{}; }
 };
 
@@ -194,28 +216,36 @@ class managed_resource {
 /// libraries that do not respect stream ordering.
 class device_synchronous_resource {
  public:
-  using memory_space = device_space;
+  using memory_space = device_space;  ///< where its memory is
 
+  /// `bytes` bytes from cudaMalloc, usable on any stream once it returns; throws
+  /// coalesce::cuda_error on failure.
   void* allocate(std::size_t bytes) {
     detail::throw_if_earlier_error("coalesce::device_synchronous_resource::allocate");
     void* p = nullptr;
     const cudaError_t status = ::cudaMalloc(&p, bytes);
     return detail::allocated_or_throw(status, p, "cudaMalloc", bytes);
   }
+  /// cudaFree, which is not stream-ordered: it waits for the device's work before it frees.
   void deallocate(void* p, std::size_t /*bytes*/) noexcept { (void)::cudaFree(p); }
+  /// The null stream (the legacy stream): a container's copies and algorithms are ordered there.
   cudaStream_t stream() const noexcept { return cudaStream_t{}; }
 };
 
+/// The memory resource of a container in `Space` that names none: its member `type`.
 template <class Space>
 struct default_resource;
+/// Host containers take host_resource: pageable, aligned memory.
 template <>
 struct default_resource<host_space> {
-  using type = host_resource;
+  using type = host_resource;  ///< host_resource
 };
+/// Device containers take pool_resource: stream-ordered memory from coalesce's pool.
 template <>
 struct default_resource<device_space> {
-  using type = pool_resource;
+  using type = pool_resource;  ///< pool_resource
 };
+/// The memory resource a container in `Space` uses when it names none.
 template <class Space>
 using default_resource_t = typename default_resource<Space>::type;
 
@@ -225,8 +255,10 @@ using default_resource_t = typename default_resource<Space>::type;
 /// through a staging buffer, with the calling thread waiting, and cannot be captured.
 template <class Resource, class = void>
 struct is_pinned_resource : std::false_type {};
+/// A resource that says `pinned`: its value.
 template <class Resource>
 struct is_pinned_resource<Resource, std::void_t<decltype(Resource::pinned)>> : std::bool_constant<Resource::pinned> {};
+/// is_pinned_resource<Resource>::value.
 template <class Resource>
 inline constexpr bool is_pinned_resource_v = is_pinned_resource<Resource>::value;
 

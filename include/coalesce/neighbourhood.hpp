@@ -3,6 +3,7 @@
 // line (line_neighbourhood, n(d): a span or a column). Values in registers, read by offset.
 // Host-capable; included by <coalesce/stencil.hpp>.
 #pragma once
+/// @file
 
 #include <coalesce/config.hpp>
 
@@ -87,10 +88,12 @@ class line_neighbourhood {
   /// Over consecutive values, `centre` pointing at offset 0.
   COALESCE_HOST_DEVICE constexpr explicit line_neighbourhood(const T* centre) : centre_(centre) {}
 
+  /// The input at offset d from the centre. Precondition: |d| <= R (checked under COALESCE_DEBUG).
   COALESCE_HOST_DEVICE constexpr T operator()(int d) const {
     COALESCE_ASSERT(d >= -R && d <= R, "coalesce::line_neighbourhood: offset beyond the stencil's radius");
     return centre_[d];
   }
+  /// The input at offset D, the offset checked against R at compile time.
   template <int D>
   COALESCE_HOST_DEVICE constexpr T at() const {
     static_assert(D >= -R && D <= R,

@@ -7,6 +7,7 @@
 // transform over the rows at copy speed, for_each_index with f(z, y, x).
 // Host-capable.
 #pragma once
+/// @file
 
 #include <coalesce/config.hpp>
 #include <coalesce/detail/container_capture.hpp>
@@ -38,16 +39,17 @@ template <class T, class Space = device_space, class PitchPolicy = line_aligned_
           class Resource = default_resource_t<Space>>
 class pitched_volume {
  public:
-  using value_type = T;
-  using memory_space = Space;
-  using pitch_policy = PitchPolicy;
-  using resource_type = Resource;
-  using view_type = pitched_volume_view<T, Space>;
-  using const_view_type = pitched_volume_view<const T, Space>;
-  using rows_type = pitched_matrix<T, Space, PitchPolicy, Resource>;
+  using value_type = T;                                         ///< the element type
+  using memory_space = Space;                                   ///< where the rows live
+  using pitch_policy = PitchPolicy;                             ///< what sets the pitch (aligned_rows)
+  using resource_type = Resource;                               ///< what allocates the rows
+  using view_type = pitched_volume_view<T, Space>;              ///< what view() returns
+  using const_view_type = pitched_volume_view<const T, Space>;  ///< what const_view() returns
+  using rows_type = pitched_matrix<T, Space, PitchPolicy, Resource>;  ///< what as_matrix() returns
 
   /// An empty volume (0 x 0 x 0); no allocation.
   pitched_volume() = default;
+  /// An empty volume (0 x 0 x 0) that allocates from `resource`, on its stream; no allocation yet.
   explicit pitched_volume(const Resource& resource) : rows_(resource) {}
 
   /// depth x height x width zero elements (padding zeroed too). Throws std::length_error if the
@@ -82,6 +84,8 @@ class pitched_volume {
   pitched_volume(const pitched_volume& other)
       : rows_(rows_to_copy(other, other.stream(), "coalesce::pitched_volume(const pitched_volume&)")),
         depth_(other.depth_), height_(other.height_) {}
+  /// Copies other's elements into new storage from this volume's resource, which replaces this
+  /// volume's. Strong guarantee.
   pitched_volume& operator=(const pitched_volume& other) {
     COALESCE_DETAIL_NVTX_RANGE("coalesce::pitched_volume::operator=");
     if (this != &other) {
@@ -94,8 +98,10 @@ class pitched_volume {
     }
     return *this;
   }
+  /// Takes other's storage and resource (see the class comment for what other keeps).
   pitched_volume(pitched_volume&& other) noexcept(std::is_nothrow_move_constructible_v<rows_type>)
       : rows_(std::move(other.rows_)), depth_(std::exchange(other.depth_, 0)), height_(std::exchange(other.height_, 0)) {}
+  /// Takes other's storage and resource; this volume's are released.
   pitched_volume& operator=(pitched_volume&& other) noexcept(std::is_nothrow_move_assignable_v<rows_type>) {
     rows_ = std::move(other.rows_);
     depth_ = std::exchange(other.depth_, 0);
@@ -104,6 +110,7 @@ class pitched_volume {
   }
   ~pitched_volume() = default;
 
+  /// Exchanges the elements, the shapes and the resources; nothing is copied or allocated.
   void swap(pitched_volume& other) noexcept {
     rows_.swap(other.rows_);
     std::swap(depth_, other.depth_);
@@ -126,17 +133,18 @@ class pitched_volume {
 
   /// The whole volume; the view owns the rows' padding.
   view_type view() noexcept { return from_rows(rows_.view()); }
-  const_view_type view() const noexcept { return from_rows(rows_.view()); }
-  const_view_type const_view() const noexcept { return view(); }
+  const_view_type view() const noexcept { return from_rows(rows_.view()); }  ///< the whole volume, read-only
+  const_view_type const_view() const noexcept { return view(); }             ///< the whole volume, read-only
   /// The depth * height rows as the pitched_matrix they are (row z * height + y).
   rows_type& as_matrix() noexcept { return rows_; }
-  const rows_type& as_matrix() const noexcept { return rows_; }
+  const rows_type& as_matrix() const noexcept { return rows_; }  ///< the same, read-only
 
   /// Element access in host space. Precondition: in range (checked under COALESCE_DEBUG).
   template <class S = Space, std::enable_if_t<std::is_same_v<S, host_space>, int> = 0>
   T& operator()(std::size_t z, std::size_t y, std::size_t x) {
     return view()(z, y, x);
   }
+  /// The same, read-only.
   template <class S = Space, std::enable_if_t<std::is_same_v<S, host_space>, int> = 0>
   const T& operator()(std::size_t z, std::size_t y, std::size_t x) const {
     return view()(z, y, x);

@@ -6,6 +6,7 @@
 // stream, waiting for nothing: a CUDA graph capture records a scan, its scratch becoming memory of
 // the graph's that each replay allocates and frees. Needs a CUDA compiler.
 #pragma once
+/// @file
 
 #if !defined(__CUDACC__)
 // One error instead of pages: a host compiler stops at the first CUDA keyword in here.
@@ -192,6 +193,9 @@ void transform_inclusive_scan(View view, cuda::std::span<U, OutExtent> out, F f,
     detail::scan_view(detail::as_const_view(walked), out.data(), out.size(), f, op, static_cast<const U*>(nullptr),
                       stream, "coalesce::transform_inclusive_scan");
 }
+/// The exclusive scan of f(e): out[0] = init, out[i] = init op f(view[0]) op ... op
+/// f(view[i - 1]), e.g. a count per element (f) into the offset of each one's output. Throws
+/// std::invalid_argument if out's size is not the view's, coalesce::cuda_error if a launch fails.
 template <class View, class U, std::size_t OutExtent, class F, class Op>
 void transform_exclusive_scan(View view, cuda::std::span<U, OutExtent> out, F f, cuda::std::type_identity_t<U> init, Op op,
                               cudaStream_t stream = 0) {

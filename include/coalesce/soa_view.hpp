@@ -6,6 +6,7 @@
 // COALESCE_FIELDS, and none of the container's host headers (<string>, <stdexcept>, <vector>),
 // which cost more nvcc time than all of coalesce's own code (bench/: coalesce_compile_cost).
 #pragma once
+/// @file
 
 #include <coalesce/config.hpp>
 #include <coalesce/detail/fields.hpp>
@@ -64,13 +65,20 @@ class soa_iterator {
   /// Host-only for a view of host memory, as view[i] is.
   COALESCE_DETAIL_EXEC_CHECK_DISABLE
   COALESCE_HOST_DEVICE reference operator*() const { return view_[index_]; }
+  /// view[index() + n], host-only for a view of host memory as well.
   COALESCE_DETAIL_EXEC_CHECK_DISABLE
   COALESCE_HOST_DEVICE reference operator[](difference_type n) const { return view_[index_ + n]; }
+  /// On to the next element.
   COALESCE_HOST_DEVICE soa_iterator& operator++() { ++index_; return *this; }
+  /// On to the next element, returning the iterator as it was.
   COALESCE_HOST_DEVICE soa_iterator operator++(int) { soa_iterator old = *this; ++index_; return old; }
+  /// Back to the element before.
   COALESCE_HOST_DEVICE soa_iterator& operator--() { --index_; return *this; }
+  /// Back to the element before, returning the iterator as it was.
   COALESCE_HOST_DEVICE soa_iterator operator--(int) { soa_iterator old = *this; --index_; return old; }
+  /// `n` elements on (back, for a negative n).
   COALESCE_HOST_DEVICE soa_iterator& operator+=(difference_type n) { index_ += n; return *this; }
+  /// `n` elements back.
   COALESCE_HOST_DEVICE soa_iterator& operator-=(difference_type n) { index_ -= n; return *this; }
   COALESCE_HOST_DEVICE friend soa_iterator operator+(soa_iterator it, difference_type n) { return it += n; }
   COALESCE_HOST_DEVICE friend soa_iterator operator+(difference_type n, soa_iterator it) { return it += n; }
@@ -84,7 +92,9 @@ class soa_iterator {
   COALESCE_HOST_DEVICE friend bool operator>(const soa_iterator& a, const soa_iterator& b) { return a.index_ > b.index_; }
   COALESCE_HOST_DEVICE friend bool operator<=(const soa_iterator& a, const soa_iterator& b) { return a.index_ <= b.index_; }
   COALESCE_HOST_DEVICE friend bool operator>=(const soa_iterator& a, const soa_iterator& b) { return a.index_ >= b.index_; }
+  /// The index in view() of the element it points to.
   COALESCE_HOST_DEVICE std::size_t index() const { return index_; }
+  /// The view it walks.
   COALESCE_HOST_DEVICE const soa_view<T, Space>& view() const { return view_; }
 
  private:
@@ -109,9 +119,13 @@ class soa_view {
   using memory_space = Space;                 ///< where the columns live
   using reference = soa_reference_t<T>;       ///< what view[i] is: a proxy of references
   using iterator = soa_iterator<T, Space>;    ///< what begin() and end() return
-  /// T's own fields, and the columns they are stored in (leaf_count_v<T>).
+  /// The number of T's own fields.
   static constexpr std::size_t field_count = detail::field_count_v<value_type>;
+  /// The number of columns T is stored in (leaf_count_v<T>): one per leaf, so a field that is a
+  /// struct, a vector type or an array counts once for each leaf in it.
   static constexpr std::size_t leaf_count = detail::leaf_count_v<value_type>;
+  /// The column pointers in leaf order, untyped: what columns() returns and the constructor takes
+  /// (const void* for a read-only view).
   using column_pointers = column_array<std::conditional_t<std::is_const_v<T>, const void*, void*>, leaf_count>;
 
  private:
@@ -170,12 +184,16 @@ class soa_view {
   COALESCE_HOST_DEVICE reference operator[](std::size_t i) const {
     return element(i);
   }
+  /// Element i of a view of host memory, in host code only. Precondition: i < size() (checked
+  /// under COALESCE_DEBUG).
   template <class S = Space, std::enable_if_t<std::is_same_v<S, host_space>, int> = 0>
   reference operator[](std::size_t i) const {
     return element(i);
   }
 
+  /// An iterator at element 0.
   COALESCE_HOST_DEVICE iterator begin() const { return iterator(*this, 0); }
+  /// An iterator one past the last element (at index size()).
   COALESCE_HOST_DEVICE iterator end() const { return iterator(*this, size_); }
 
   /// Elements [first, first + count) as a view of their own: the same columns, each `first`

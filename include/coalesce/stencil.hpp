@@ -11,6 +11,7 @@
 //
 // Needs a CUDA compiler (it launches kernels).
 #pragma once
+/// @file
 
 #if !defined(__CUDACC__)
 // One error instead of pages: a host compiler stops at the first CUDA keyword in here.
@@ -81,6 +82,7 @@ void stencil(const In& in, Out&& out, F f) {
   COALESCE_DETAIL_NVTX_RANGE("coalesce::stencil");
   detail::stencil_checked<R>(clamp, detail::as_stencil_inputs(in), out, f, nullptr);
 }
+/// The same with coalesce::clamp, ordered on `stream`.
 template <int R, class In, class Out, class F, std::enable_if_t<!is_boundary_policy_v<In>, int> = 0>
 void stencil(const In& in, Out&& out, F f, cudaStream_t stream) {
   COALESCE_DETAIL_NVTX_RANGE("coalesce::stencil");

@@ -5,6 +5,7 @@
 // certifies it, for rows and columns and for any warp_access a kernel declares. Host-capable:
 // layouts are plain constexpr functions.
 #pragma once
+/// @file
 
 #include <coalesce/config.hpp>
 #include <coalesce/detail/vector_access.hpp>
@@ -51,10 +52,12 @@ struct unchecked {};         ///< no promise and no check: for measuring the nai
 ///   static_assert(layout::wavefronts(even_stores) == 2 * layout::ideal_wavefronts(even_stores));
 ///   tile(r + even_stores.row(lane), even_stores.col(lane)) = x;
 struct warp_access {
-  std::size_t first_row = 0, first_col = 0;  ///< lane 0's element
-  std::size_t row_step = 0, col_step = 1;    ///< from lane l to lane l + 1
-  std::size_t elements = 1;                  ///< consecutive elements of a row per lane: one access
-  std::size_t lanes = 32;                    ///< lanes 0 .. lanes - 1 take part
+  std::size_t first_row = 0;  ///< lane 0's row
+  std::size_t first_col = 0;  ///< lane 0's column
+  std::size_t row_step = 0;   ///< rows from lane l to lane l + 1
+  std::size_t col_step = 1;   ///< columns from lane l to lane l + 1
+  std::size_t elements = 1;   ///< consecutive elements of a row per lane: one access
+  std::size_t lanes = 32;     ///< lanes 0 .. lanes - 1 take part
   /// 0: the lanes walk one straight line. Otherwise the coordinate they walk (the column when
   /// row_step is 0, else the row) folds every line_length onto the next line, one row down (or one
   /// column right): a block's threads walking a tile line by line, as shared_tile's loads do.
