@@ -3,9 +3,11 @@
 // reading 32 floats of such a row touches two lines instead of one. pitched_matrix pads each row
 // to a multiple of 128 bytes (the pitch), allocates stream-ordered, and indexes for you.
 #pragma once
+/// @file
 
 #include <coalesce/config.hpp>
 #include <coalesce/detail/container_capture.hpp>
+#include <coalesce/detail/container_checks.hpp>
 #include <coalesce/detail/nvtx.hpp>
 #include <coalesce/detail/pitched_view.hpp>
 #include <coalesce/detail/view_declarations.hpp>
@@ -30,12 +32,14 @@ template <std::size_t Bytes>
 struct aligned_rows {
   static_assert(detail::is_power_of_two(Bytes) && Bytes <= 4096,
                 "coalesce::aligned_rows<Bytes>: Bytes must be a power of two no larger than 4096");
-  static constexpr std::size_t row_alignment = Bytes;
+  static constexpr std::size_t row_alignment = Bytes;  ///< where every row starts: a multiple of Bytes
 
   /// The pitch for rows of `row_bytes` bytes: the next multiple of the alignment.
   static constexpr std::size_t pitch_bytes(std::size_t row_bytes) { return (row_bytes + Bytes - 1) / Bytes * Bytes; }
 };
 
+/// The default pitch policy: rows start on 128-byte lines, so a warp's 32 x 4 B read of a row is
+/// one line, not two.
 using line_aligned_rows = aligned_rows<128>;
 
 /// An owning row-major matrix of rows x cols elements of T, each row padded to the pitch policy's
@@ -78,15 +82,16 @@ class pitched_matrix {
   static constexpr bool moves_nothrow = std::is_nothrow_copy_constructible_v<Resource>;
 
  public:
-  using value_type = T;
-  using memory_space = Space;
-  using pitch_policy = PitchPolicy;
-  using resource_type = Resource;
-  using view_type = pitched_view<T, Space>;
-  using const_view_type = pitched_view<const T, Space>;
+  using value_type = T;                                  ///< the element type
+  using memory_space = Space;                            ///< where the rows live
+  using pitch_policy = PitchPolicy;                      ///< what sets the pitch (aligned_rows)
+  using resource_type = Resource;                        ///< what allocates the rows
+  using view_type = pitched_view<T, Space>;              ///< what view() returns
+  using const_view_type = pitched_view<const T, Space>;  ///< what const_view() returns
 
   /// An empty matrix (0 x 0); no allocation.
   pitched_matrix() = default;
+  /// An empty matrix (0 x 0) that allocates from `resource`, on its stream; no allocation yet.
   explicit pitched_matrix(const Resource& resource) noexcept(moves_nothrow) : storage_(resource) {}
 
   /// rows x cols zero elements (the padding is zeroed too, so vector reads past the last column
@@ -122,6 +127,8 @@ class pitched_matrix {
     COALESCE_DETAIL_NVTX_RANGE("coalesce::pitched_matrix::pitched_matrix");
     become_copy_of(other, "coalesce::pitched_matrix(const pitched_matrix<T, S, P, R>&)");
   }
+  /// A deep copy, with a copy of other's resource: new storage, the same shape and pitch. Throws
+  /// coalesce::cuda_error (or std::bad_alloc in host space) if allocation fails.
   pitched_matrix(const pitched_matrix& other) : pitched_matrix(other.resource()) {
     COALESCE_DETAIL_NVTX_RANGE("coalesce::pitched_matrix::pitched_matrix");
     become_copy_of(other, "coalesce::pitched_matrix(const pitched_matrix&)");
@@ -146,6 +153,7 @@ class pitched_matrix {
   }
   ~pitched_matrix() = default;
 
+  /// Exchanges the elements, the shapes and the resources; nothing is copied or allocated.
   void swap(pitched_matrix& other) noexcept {
     storage_.swap(other.storage_);
     std::swap(rows_, other.rows_);
@@ -161,21 +169,24 @@ class pitched_matrix {
   std::size_t pitch_bytes() const noexcept { return pitch_; }        ///< bytes from one row's start to the next
   /// Bytes taken from the resource, padding and alignment slack included.
   std::size_t allocated_bytes() const noexcept { return storage_.allocated_bytes(); }
+  /// Element (0, 0), or null when nothing is allocated; row r starts pitch_bytes() * r bytes on.
   T* data() noexcept { return static_cast<T*>(storage_.get()); }
-  const T* data() const noexcept { return static_cast<const T*>(storage_.get()); }
-  const Resource& resource() const noexcept { return storage_.resource(); }
-  cudaStream_t stream() const noexcept { return storage_.resource().stream(); }
+  const T* data() const noexcept { return static_cast<const T*>(storage_.get()); }  ///< read-only
+  const Resource& resource() const noexcept { return storage_.resource(); }         ///< what allocates the rows
+  cudaStream_t stream() const noexcept { return storage_.resource().stream(); }     ///< the resource's stream
 
   /// The whole matrix; the view owns the rows' padding (see pitched_view::owned_row_bytes).
   view_type view() noexcept { return view_type(data(), rows_, cols_, pitch_, owned_row_bytes()); }
+  /// The whole matrix, read-only.
   const_view_type view() const noexcept { return const_view_type(data(), rows_, cols_, pitch_, owned_row_bytes()); }
-  const_view_type const_view() const noexcept { return view(); }
+  const_view_type const_view() const noexcept { return view(); }  ///< the whole matrix, read-only
 
   /// Element access in host space. Precondition: r < rows(), c < cols() (checked under COALESCE_DEBUG).
   template <class S = Space, std::enable_if_t<std::is_same_v<S, host_space>, int> = 0>
   T& operator()(std::size_t r, std::size_t c) {
     return view()(r, c);
   }
+  /// The same, read-only.
   template <class S = Space, std::enable_if_t<std::is_same_v<S, host_space>, int> = 0>
   const T& operator()(std::size_t r, std::size_t c) const {
     return view()(r, c);
@@ -222,7 +233,7 @@ class pitched_matrix {
   template <class S, class P, class R>
   void copy_from(const pitched_matrix<T, S, P, R>& other) {
     COALESCE_DETAIL_NVTX_RANGE("coalesce::pitched_matrix::copy_from");
-    check_same_shape(other.rows(), other.cols(), "copy_from");
+    detail::check_same_shape(other.rows(), other.cols(), rows_, cols_, "copy_from");
     const char* what = "coalesce::pitched_matrix::copy_from";
     if constexpr (on_device && !detail::copies_asynchronously<S, R>) {
       if (!empty())
@@ -261,7 +272,7 @@ class pitched_matrix {
                   "coalesce::pinned_resource (pitched_matrix<T, host_space, line_aligned_rows, pinned_resource>), "
                   "or use copy_from");
     if constexpr (copy::possible) {
-      check_same_shape(other.rows(), other.cols(), "copy_from_async");
+      detail::check_same_shape(other.rows(), other.cols(), rows_, cols_, "copy_from_async");
       detail::copy_rows<Space, S>(data(), pitch_, other.data(), other.pitch_bytes(), cols_ * sizeof(T), rows_, stream);
     }
   }
@@ -310,7 +321,7 @@ class pitched_matrix {
   pitched_matrix(allocate_tag, std::size_t rows, std::size_t cols, const Resource& resource, const char* what,
                  const char* instead)
       : storage_(allocate_storage(rows, cols, resource, what, instead)), rows_(rows), cols_(cols),
-        pitch_(checked_pitch(cols)) {
+        pitch_(detail::checked_pitch<T, PitchPolicy>(cols)) {
     const std::size_t row_bytes = cols_ * sizeof(T);
     if (pitch_ > row_bytes && rows_ > 0)
       detail::zero_rows<Space>(static_cast<unsigned char*>(storage_.get()) + row_bytes, pitch_, pitch_ - row_bytes, rows_,
@@ -318,9 +329,9 @@ class pitched_matrix {
   }
   static detail::owned_bytes<Resource> allocate_storage(std::size_t rows, std::size_t cols, const Resource& resource,
                                                         const char* what, const char* instead) {
-    const std::size_t bytes = allocation_bytes(rows, cols);
+    const std::size_t bytes = detail::pitched_allocation_bytes<T, PitchPolicy>(rows, cols);
     if (bytes > 0) refuse_capture(detail::uncapturable::allocates, resource.stream(), what, instead);
-    return detail::owned_bytes<Resource>(resource, bytes, allocation_alignment_for_policy());
+    return detail::owned_bytes<Resource>(resource, bytes, detail::pitched_allocation_alignment<PitchPolicy>());
   }
 
   // Makes this empty matrix a copy of `other`, refusing a capture first for `what`; `replaced` is
@@ -357,40 +368,12 @@ class pitched_matrix {
     if constexpr (!on_device) detail::wait_for<S>(s);
   }
   void copy_from_dense(const std::vector<T>& dense) {
-    check_dense_size(dense.size());
+    detail::check_dense_size(dense.size(), rows_, cols_);
     detail::copy_rows<Space, host_space>(data(), pitch_, dense.data(), cols_ * sizeof(T), cols_ * sizeof(T), rows_,
                                          stream());
   }
 
   std::size_t owned_row_bytes() const noexcept { return rows_ == 0 ? cols_ * sizeof(T) : pitch_; }
-
-  static constexpr std::size_t allocation_alignment_for_policy() {
-    return PitchPolicy::row_alignment > allocation_alignment ? PitchPolicy::row_alignment : allocation_alignment;
-  }
-  static std::size_t checked_pitch(std::size_t cols) {
-    const std::size_t row_bytes = detail::checked_multiply(cols, sizeof(T), "coalesce::pitched_matrix: a row of");
-    return detail::checked_round_up(row_bytes, PitchPolicy::row_alignment, "coalesce::pitched_matrix: the pitch of");
-  }
-  static std::size_t allocation_bytes(std::size_t rows, std::size_t cols) {
-    if (rows == 0 || cols == 0) {
-      (void)checked_pitch(cols);
-      return 0;
-    }
-    return detail::checked_multiply(rows, checked_pitch(cols), "coalesce::pitched_matrix: rows x pitch");
-  }
-  static std::string shape_text(std::size_t rows, std::size_t cols) {
-    return std::to_string(rows) + " x " + std::to_string(cols);
-  }
-  void check_same_shape(std::size_t rows, std::size_t cols, const char* operation) const {
-    if (rows != rows_ || cols != cols_)
-      throw std::invalid_argument(std::string("coalesce::pitched_matrix::") + operation + ": the source is " +
-                                  shape_text(rows, cols) + " but the destination is " + shape_text(rows_, cols_));
-  }
-  void check_dense_size(std::size_t dense_size) const {
-    if (dense_size != size())
-      throw std::invalid_argument("coalesce::pitched_matrix::copy_from: a dense vector of " + std::to_string(dense_size) +
-                                  " elements cannot fill a " + shape_text(rows_, cols_) + " matrix");
-  }
 
   detail::owned_bytes<Resource> storage_;
   std::size_t rows_ = 0;

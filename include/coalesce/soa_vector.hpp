@@ -3,9 +3,11 @@
 // theirs), in host or device memory. Host-capable; included by
 // <coalesce/soa.hpp>.
 #pragma once
+/// @file
 
 #include <coalesce/config.hpp>
 #include <coalesce/detail/container_capture.hpp>
+#include <coalesce/detail/container_checks.hpp>
 #include <coalesce/detail/fields.hpp>
 #include <coalesce/detail/nvtx.hpp>
 #include <coalesce/detail/soa_columns.hpp>
@@ -74,6 +76,7 @@ class soa_vector {
   static constexpr std::size_t leaf_count = detail::leaf_count_v<T>;    ///< the columns (leaf_count_v<T>)
 
   soa_vector() = default;
+  /// An empty vector that allocates from `resource`, on its stream; no allocation yet.
   explicit soa_vector(const Resource& resource) noexcept(moves_nothrow) : storage_(resource) {}
   /// `count` value-initialized elements (T{}: zero, or the fields' default member initializers).
   explicit soa_vector(std::size_t count, const Resource& resource = Resource()) : soa_vector(resource) {
@@ -96,6 +99,8 @@ class soa_vector {
     refuse_capture_of_copy(other, "coalesce::soa_vector(const soa_vector<T, S, R>&)");
     copy_from(other);
   }
+  /// A deep copy, with a copy of other's resource. Throws coalesce::cuda_error (or std::bad_alloc
+  /// in host space) if allocation fails.
   soa_vector(const soa_vector& other) : soa_vector(other.resource()) {
     COALESCE_DETAIL_NVTX_RANGE("coalesce::soa_vector::soa_vector");
     refuse_capture_of_copy(other, "coalesce::soa_vector(const soa_vector&)");
@@ -124,6 +129,7 @@ class soa_vector {
   }
   ~soa_vector() = default;
 
+  /// Exchanges the elements and the resources; nothing is copied or allocated.
   void swap(soa_vector& other) noexcept {
     storage_.swap(other.storage_);
     std::swap(size_, other.size_);
@@ -152,6 +158,7 @@ class soa_vector {
   reference operator[](std::size_t i) {
     return view()[i];
   }
+  /// The same, read-only.
   template <class S = Space, std::enable_if_t<std::is_same_v<S, host_space>, int> = 0>
   const_reference operator[](std::size_t i) const {
     return view()[i];
@@ -204,7 +211,7 @@ class soa_vector {
     }
     size_ = count;
   }
-  void clear() noexcept { size_ = 0; }
+  void clear() noexcept { size_ = 0; }  ///< size() 0; the capacity and the allocation stay
 
   /// Copies every element of `other`, which must have the same size, ordered on the device side's
   /// stream (this vector's when both are on the device). Into a host vector it waits for the copy.
@@ -212,7 +219,7 @@ class soa_vector {
   template <class S, class R>
   void assign(const soa_vector<T, S, R>& other) {
     COALESCE_DETAIL_NVTX_RANGE("coalesce::soa_vector::assign");
-    check_same_size(other.size(), "assign");
+    detail::check_same_size(other.size(), size_, "assign");
     if constexpr (on_device && !detail::copies_asynchronously<S, R>) {
       if (size_ > 0)
         refuse_capture(detail::uncapturable::copies_pageable_memory, "coalesce::soa_vector::assign",
@@ -254,7 +261,7 @@ class soa_vector {
                   "synchronously through a staging buffer and a CUDA graph cannot capture; allocate it with "
                   "coalesce::pinned_resource (soa_vector<T, host_space, pinned_resource>), or use assign");
     if constexpr (copy::possible) {
-      check_same_size(other.size(), "assign_async");
+      detail::check_same_size(other.size(), size_, "assign_async");
       copy_columns_from<S>(other.const_view().columns(), size_, stream);
     }
   }
@@ -348,13 +355,6 @@ class soa_vector {
   template <class FromSpace, class Pointers>
   void copy_columns_from(const Pointers& from, std::size_t count, cudaStream_t on) {
     detail::copy_leaf_columns<T, Space, FromSpace>(columns<void*>(), from, count, on, std::make_index_sequence<leaf_count>{});
-  }
-
-  void check_same_size(std::size_t source_size, const char* operation) const {
-    if (source_size != size_)
-      throw std::invalid_argument(std::string("coalesce::soa_vector::") + operation + ": the source has " +
-                                  std::to_string(source_size) + " elements but the destination " +
-                                  std::to_string(size_) + "; resize first or construct a new vector");
   }
 
   // Makes this empty vector a copy of `other` (the caller has refused a capture).
