@@ -21,6 +21,7 @@
 // Needs a CUDA compiler (the packing kernels) and NCCL's header and library (CMake target
 // coalesce::nccl).
 #pragma once
+/// @file
 
 #if !defined(__CUDACC__)
 // One error instead of pages: a host compiler stops at the first CUDA keyword in here.
@@ -28,6 +29,7 @@
 #else
 
 #include <coalesce/detail/box_copy.hpp>
+#include <coalesce/detail/halo_parts.hpp>
 #include <coalesce/error.hpp>
 #include <coalesce/memory.hpp>
 #include <coalesce/pitched_matrix.hpp>
@@ -48,14 +50,16 @@ namespace coalesce {
 /// An NCCL call that failed: its result, and NCCL's text for it.
 class nccl_error : public std::runtime_error {
  public:
+  /// what() is "`what`: NCCL's text for `result`".
   nccl_error(ncclResult_t result, const std::string& what)
       : std::runtime_error(what + ": " + ::ncclGetErrorString(result)), result_(result) {}
-  ncclResult_t result() const noexcept { return result_; }
+  ncclResult_t result() const noexcept { return result_; }  ///< what the NCCL call returned
 
  private:
   ncclResult_t result_;
 };
 
+/// Throws nccl_error naming `what` (the call) unless `result` is ncclSuccess.
 inline void throw_on_nccl_error(ncclResult_t result, const char* what) {
   if (result != ncclSuccess) throw nccl_error(result, what);
 }
@@ -64,27 +68,11 @@ inline void throw_on_nccl_error(ncclResult_t result, const char* what) {
 /// edge (its halo there is left as it is: the boundary condition's to fill). For a periodic
 /// domain, the first and last ranks are each other's neighbours.
 struct row_neighbours {
-  int above = -1;
-  int below = -1;
+  int above = -1;  ///< the rank whose block ends where this one starts
+  int below = -1;  ///< the rank whose block starts where this one ends
 };
 
 namespace detail {
-
-// One side of a halo exchange along an axis: the neighbour's rank (-1: none), where the layers
-// sent to it start and where its layers are received.
-struct halo_side {
-  int peer;
-  const void* send;
-  void* receive;
-};
-
-// How one side's layers travel: `count` messages of `bytes` bytes, `stride` bytes apart (the same
-// on both ends, whose layers have one shape).
-struct halo_messages {
-  std::size_t bytes;
-  std::size_t count = 1;
-  std::size_t stride = 0;
-};
 
 // Runs post() between ncclGroupStart and ncclGroupEnd (joining the caller's group, if one is
 // open). If post() throws, the group is ended before the exception goes on: a group left open
@@ -121,43 +109,6 @@ inline void post_halo_messages(const halo_side& previous, const halo_side& next,
     for (std::size_t k = 0; next.peer >= 0 && k < layers.count; ++k)
       throw_on_nccl_error(::ncclRecv(to(next.receive, k), layers.bytes, ncclUint8, next.peer, comm, stream), what);
   });
-}
-
-// A CUDA event without timing, of the device current when it is made, destroyed with its owner:
-// how a split-phase exchange makes the stream of the work that reads the halos wait for them.
-class halos_done_event {
- public:
-  explicit halos_done_event(const char* what) {
-    throw_if_earlier_error(what);
-    throw_on_error(::cudaEventCreateWithFlags(&event_, cudaEventDisableTiming), (std::string(what) + ": cudaEventCreate").c_str());
-  }
-  halos_done_event(halos_done_event&& other) noexcept : event_(std::exchange(other.event_, nullptr)) {}
-  halos_done_event& operator=(halos_done_event&& other) noexcept {
-    std::swap(event_, other.event_);
-    return *this;
-  }
-  halos_done_event(const halos_done_event&) = delete;
-  halos_done_event& operator=(const halos_done_event&) = delete;
-  ~halos_done_event() {
-    if (event_) (void)::cudaEventDestroy(event_);
-  }
-
-  // Work queued on `waiting` from now on comes after what `exchange` has queued so far.
-  void order(cudaStream_t exchange, cudaStream_t waiting, const char* what) const {
-    throw_if_earlier_error(what);
-    throw_on_error(::cudaEventRecord(event_, exchange), (std::string(what) + ": cudaEventRecord").c_str());
-    throw_on_error(::cudaStreamWaitEvent(waiting, event_, 0), (std::string(what) + ": cudaStreamWaitEvent").c_str());
-  }
-
- private:
-  cudaEvent_t event_ = nullptr;
-};
-
-inline void require_room_for_halos(std::size_t extent, std::size_t halo, const char* what, const char* layers) {
-  if (extent < 3 * halo)
-    throw std::invalid_argument(std::string(what) + ": a block of " + std::to_string(extent) + " " + layers +
-                                " cannot hold two halos of " + std::to_string(halo) + " " + layers + " and the " +
-                                layers + " it sends");
 }
 
 }  // namespace detail
@@ -198,6 +149,8 @@ void exchange_row_halos(pitched_view<T> block, std::size_t halo, row_neighbours 
 template <class T>
 class row_halo_exchange {
  public:
+  /// The exchange of `halo` rows of `block` with `neighbours` over `comm` (as exchange_row_halos);
+  /// makes the event. Throws coalesce::cuda_error if the event cannot be made.
   row_halo_exchange(pitched_view<T> block, std::size_t halo, row_neighbours neighbours, ncclComm_t comm)
       : block_(block), halo_(halo), neighbours_(neighbours), comm_(comm), done_("coalesce::row_halo_exchange") {}
 
@@ -221,8 +174,8 @@ class row_halo_exchange {
 
 /// The ranks that own the columns left and right of a block; -1 at the domain's edge.
 struct column_neighbours {
-  int left = -1;
-  int right = -1;
+  int left = -1;   ///< the rank whose block ends where this one starts
+  int right = -1;  ///< the rank whose block starts where this one ends
 };
 
 /// The axes of a volume, named by the coordinate that changes along them: a split along z gives
@@ -232,8 +185,8 @@ enum class volume_axis { z, y, x };
 /// The ranks that own the blocks before a block (smaller coordinates along the axis) and after it;
 /// -1 at the domain's edge.
 struct axis_neighbours {
-  int before = -1;
-  int after = -1;
+  int before = -1;  ///< the rank whose block ends where this one starts along the axis
+  int after = -1;   ///< the rank whose block starts where this one ends along the axis
 };
 
 /// The halo exchange of a volume split along one axis. The block holds `halo` extra layers on
@@ -264,6 +217,11 @@ class volume_halo_exchange {
   static_assert(!std::is_const_v<T>, "coalesce::volume_halo_exchange: the block receives its halos: pass a writable view");
 
  public:
+  /// The exchange of `halo` layers along `axis` of `block` with `neighbours` over `comm`, on
+  /// `stream`; `what` names it in errors. Takes the buffers where the faces are packed. Nothing is
+  /// exchanged when `halo` is 0, the block is empty or it has no neighbour. Throws
+  /// std::invalid_argument if the block is too thin for its halos, coalesce::cuda_error if the
+  /// buffers cannot be allocated.
   volume_halo_exchange(pitched_volume_view<T> block, volume_axis axis, std::size_t halo, axis_neighbours neighbours,
                        ncclComm_t comm, cudaStream_t stream, const char* what = "coalesce::volume_halo_exchange")
       : block_(block), axis_(axis), halo_(halo), neighbours_(neighbours), comm_(comm), stream_(stream), what_(what) {
@@ -276,6 +234,9 @@ class volume_halo_exchange {
       buffers_ = detail::owned_bytes<pool_resource>(pool_resource(stream), 4 * face(0).size() * sizeof(T), allocation_alignment);
   }
 
+  /// Copies the first and last `halo` own layers into the send buffers, on the stream, for each
+  /// side that has a neighbour; nothing where the faces go as they are. Throws coalesce::cuda_error
+  /// if the launch fails.
   void pack() {
     if (halo_ == 0 || !packs()) return;
     detail::copy_boxes<detail::box_direction::to_buffer>(sent(neighbours_.before, halo_, send_before),
@@ -283,6 +244,9 @@ class volume_halo_exchange {
                                                          what_);
   }
 
+  /// Sends the faces and receives the neighbours' (into the receive buffers, or straight into the
+  /// halo layers where the faces go as they are), on the stream: one NCCL group, joining the
+  /// caller's if one is open. Throws coalesce::nccl_error if NCCL fails.
   void post() {
     if (halo_ == 0) return;
     if (packs()) {
@@ -297,6 +261,9 @@ class volume_halo_exchange {
                                detail::halo_messages{run_bytes()}, comm_, stream_, what_);
   }
 
+  /// Copies the received faces into the halo layers, on the stream, once the group that posted them
+  /// has ended; nothing where the faces go as they are. Throws coalesce::cuda_error if the launch
+  /// fails.
   void unpack() {
     if (halo_ == 0 || !packs()) return;
     detail::copy_boxes<detail::box_direction::from_buffer>(sent(neighbours_.before, 0, receive_before),
@@ -312,6 +279,7 @@ class volume_halo_exchange {
     unpack();
   }
 
+  /// pack and post: the split-phase form's first half, inside the caller's group if one is open.
   void start() {
     pack();
     post();
@@ -381,17 +349,19 @@ class column_halo_exchange {
   static_assert(!std::is_const_v<T>, "coalesce::column_halo_exchange: the block receives its halos: pass a writable view");
 
  public:
+  /// The exchange of `halo` columns of `block` with `neighbours` over `comm`, on `stream`. Throws
+  /// as volume_halo_exchange's constructor does.
   column_halo_exchange(pitched_view<T> block, std::size_t halo, column_neighbours neighbours, ncclComm_t comm,
                        cudaStream_t stream)
       : exchange_(as_volume(block), volume_axis::x, halo, axis_neighbours{neighbours.left, neighbours.right}, comm, stream,
                   "coalesce::column_halo_exchange") {}
 
-  void pack() { exchange_.pack(); }
-  void post() { exchange_.post(); }
-  void unpack() { exchange_.unpack(); }
-  void exchange() { exchange_.exchange(); }
-  void start() { exchange_.start(); }
-  void finish(cudaStream_t work_stream) { exchange_.finish(work_stream); }
+  void pack() { exchange_.pack(); }                                  ///< packs the strips sent
+  void post() { exchange_.post(); }                                  ///< sends and receives the strips
+  void unpack() { exchange_.unpack(); }                              ///< unpacks the strips received
+  void exchange() { exchange_.exchange(); }                          ///< the three, outside a caller's group
+  void start() { exchange_.start(); }                                ///< pack and post
+  void finish(cudaStream_t work_stream) { exchange_.finish(work_stream); }  ///< unpack; work_stream waits
 
  private:
   static pitched_volume_view<T> as_volume(const pitched_view<T>& m) {
