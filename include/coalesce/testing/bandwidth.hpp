@@ -9,6 +9,7 @@
 // (CUDA 13.0) one 256 MiB copy ran at 4011 GB/s, a 1 GiB one at 4183 GB/s and ten 2 GiB copies
 // back to back at 4244 GB/s.
 #pragma once
+/// @file
 
 #include <coalesce/config.hpp>
 #include <coalesce/error.hpp>
@@ -35,10 +36,11 @@ inline double median(std::vector<double> samples) {
   return 0.5 * (lower + upper);
 }
 
+/// How time_launches_ms, and a bandwidth_meter's measurements, time a launch.
 struct timing_options {
   int warmup = 3;       ///< launches before timing starts: module load, caches, clocks
   int repetitions = 20; ///< timed launches; the median is reported
-  cudaStream_t stream = nullptr;
+  cudaStream_t stream = nullptr;  ///< where the launches are enqueued and timed (the null stream)
 };
 
 /// Times `launch(stream)` (which enqueues work on `stream`) with CUDA events, one event pair per
@@ -82,9 +84,10 @@ std::vector<double> time_launches_ms(Launch&& launch, const timing_options& opti
 /// The DRAM peak of a device from its attributes: two transfers per memory clock (double data
 /// rate) across the whole bus. What no kernel can exceed, whatever its mix of reads and writes.
 struct dram_peak {
-  double memory_clock_khz = 0.0;
-  int bus_width_bits = 0;
+  double memory_clock_khz = 0.0;  ///< the memory clock, in kHz (cudaDevAttrMemoryClockRate)
+  int bus_width_bits = 0;         ///< the memory bus's width, in bits
 
+  /// 2 x clock x bus width, in GB/s (1 GB = 1e9 B).
   double gigabytes_per_s() const noexcept {
     return 2.0 * memory_clock_khz * 1e3 * double(bus_width_bits) / 8.0 / 1e9;
   }
@@ -111,10 +114,10 @@ struct reference_options {
 /// The reference copy as measured: cudaMemcpyAsync device-to-device of `copy_bytes`, counting
 /// bytes read plus written, the best of `samples` samples of `copies_per_sample` copies each.
 struct reference_copy {
-  std::size_t copy_bytes = 0;
-  int copies_per_sample = 0;
-  int samples = 0;
-  double gigabytes_per_s = 0.0;
+  std::size_t copy_bytes = 0;    ///< the bytes each copy reads (and writes as many)
+  int copies_per_sample = 0;     ///< copies back to back between one pair of events
+  int samples = 0;               ///< samples taken; the best one is kept
+  double gigabytes_per_s = 0.0;  ///< bytes read + written per second in that sample, 1 GB = 1e9 B
 };
 
 /// Measures `options.samples` samples of `options.copies_per_sample` back-to-back copies of
@@ -144,7 +147,7 @@ inline reference_copy measure_reference_copy(std::size_t copy_bytes, const refer
 /// One measured launch: its median time, the bytes it had to move, and what that makes against
 /// the reference copy and against the DRAM peak.
 struct bandwidth_result {
-  double median_ms = 0.0;
+  double median_ms = 0.0;               ///< the median of the timed launches, in milliseconds
   double bytes_moved = 0.0;             ///< bytes read + bytes written by the work, as the caller counts
   double gigabytes_per_s = 0.0;         ///< bytes_moved / median time, 1 GB = 1e9 B
   double ratio_to_memcpy = 0.0;         ///< gigabytes_per_s over the reference copy's, same counting
@@ -157,16 +160,21 @@ struct bandwidth_result {
 /// when a launch must move more bytes than the reference copy does.
 class bandwidth_meter {
  public:
+  /// Reads the device's DRAM peak and measures the reference copy on options.stream (two device
+  /// buffers of reference.minimum_copy_bytes, 1 GiB each by default, held while it runs). Throws
+  /// coalesce::cuda_error if a CUDA call fails.
   explicit bandwidth_meter(timing_options options = {}, reference_options reference = {})
       : options_(options), reference_options_(reference), peak_(current_dram_peak()) {
     reference_ = measure_reference_copy(reference.minimum_copy_bytes, reference_options_, options_.stream);
   }
 
+  /// The reference copy's GB/s, which ratio_to_memcpy divides by.
   double memcpy_gigabytes_per_s() const noexcept { return reference_.gigabytes_per_s; }
+  /// The reference copy as last measured: it is taken again, larger, for a launch that moves more.
   const reference_copy& reference() const noexcept { return reference_; }
-  const dram_peak& peak() const noexcept { return peak_; }
-  double dram_peak_gigabytes_per_s() const noexcept { return peak_.gigabytes_per_s(); }
-  const timing_options& options() const noexcept { return options_; }
+  const dram_peak& peak() const noexcept { return peak_; }                               ///< read when made
+  double dram_peak_gigabytes_per_s() const noexcept { return peak_.gigabytes_per_s(); }  ///< peak() in GB/s
+  const timing_options& options() const noexcept { return options_; }  ///< how every launch is timed
 
   /// Times `launch(stream)`; `bytes_moved` is what the work must read plus write.
   template <class Launch>

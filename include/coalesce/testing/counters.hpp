@@ -8,9 +8,11 @@
 // Counters need profiling permission (root, or NVreg_RestrictProfilingToAdminUsers=0) and no
 // other profiler attached (ncu, compute-sanitizer); otherwise unavailable_reason() says why.
 #pragma once
+/// @file
 
 #include <coalesce/config.hpp>
 #include <coalesce/error.hpp>
+#include <coalesce/testing/detail/cupti.hpp>
 #include <coalesce/testing/device.hpp>
 
 #include <cuda.h>
@@ -34,18 +36,32 @@ namespace coalesce::testing {
 
 /// The metric names the harness reads by default (Nsight Compute names, summed over the chip).
 namespace metric {
+/// 32-byte sectors that warps' global loads asked L1 for: 4 per request when 32 lanes load
+/// consecutive 4-byte values.
 inline constexpr const char* global_load_sectors = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum";
+/// Warp-level global load requests to L1 (one per load instruction a warp executes).
 inline constexpr const char* global_load_requests = "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum";
+/// 32-byte sectors that warps' global stores wrote through L1.
 inline constexpr const char* global_store_sectors = "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum";
+/// Warp-level global store requests to L1.
 inline constexpr const char* global_store_requests = "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum";
+/// Wavefronts (passes through the shared-memory data pipe) of shared loads: more than one per
+/// instruction where lanes' 4-byte accesses to different words meet in one bank.
 inline constexpr const char* shared_load_wavefronts = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum";
+/// Wavefronts of shared stores.
 inline constexpr const char* shared_store_wavefronts = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum";
+/// Warp-level shared load instructions executed.
 inline constexpr const char* shared_load_instructions = "smsp__inst_executed_op_shared_ld.sum";
+/// Warp-level shared store instructions executed.
 inline constexpr const char* shared_store_instructions = "smsp__inst_executed_op_shared_st.sum";
+/// Bytes read from device memory (DRAM), whatever the caches kept.
 inline constexpr const char* dram_bytes_read = "dram__bytes_read.sum";
+/// Bytes written to device memory (DRAM).
 inline constexpr const char* dram_bytes_write = "dram__bytes_write.sum";
 }  // namespace metric
 
+/// The ten metrics of namespace metric, which counters' named values and ratios read: what a
+/// counter_profiler collects unless it is given others.
 inline std::vector<std::string> default_metrics() {
   return {metric::global_load_sectors,     metric::global_load_requests,     metric::global_store_sectors,
           metric::global_store_requests,   metric::shared_load_wavefronts,   metric::shared_store_wavefronts,
@@ -56,6 +72,8 @@ inline std::vector<std::string> default_metrics() {
 /// The metric values of one measurement, summed over the kernels it launched.
 class counters {
  public:
+  /// values[i] is metric names[i], summed over `kernels` kernels (what counter_profiler::measure
+  /// returns).
   counters(std::vector<std::string> names, std::vector<double> values, std::size_t kernels)
       : names_(std::move(names)), values_(std::move(values)), kernels_(kernels) {}
 
@@ -70,24 +88,37 @@ class counters {
   const std::vector<std::string>& names() const noexcept { return names_; }  ///< the metric names
   const std::vector<double>& values() const noexcept { return values_; }     ///< their values, in the same order
 
+  /// metric::global_load_sectors. Like operator[], each named value throws std::out_of_range
+  /// if its metric was not collected.
   double global_load_sectors() const { return (*this)[metric::global_load_sectors]; }
+  /// metric::global_load_requests.
   double global_load_requests() const { return (*this)[metric::global_load_requests]; }
+  /// metric::global_store_sectors.
   double global_store_sectors() const { return (*this)[metric::global_store_sectors]; }
+  /// metric::global_store_requests.
   double global_store_requests() const { return (*this)[metric::global_store_requests]; }
+  /// metric::shared_load_wavefronts.
   double shared_load_wavefronts() const { return (*this)[metric::shared_load_wavefronts]; }
+  /// metric::shared_store_wavefronts.
   double shared_store_wavefronts() const { return (*this)[metric::shared_store_wavefronts]; }
+  /// metric::shared_load_instructions.
   double shared_load_instructions() const { return (*this)[metric::shared_load_instructions]; }
+  /// metric::shared_store_instructions.
   double shared_store_instructions() const { return (*this)[metric::shared_store_instructions]; }
+  /// metric::dram_bytes_read: bytes.
   double dram_bytes_read() const { return (*this)[metric::dram_bytes_read]; }
+  /// metric::dram_bytes_write: bytes.
   double dram_bytes_write() const { return (*this)[metric::dram_bytes_write]; }
 
   /// 32-byte sectors per warp-level global load request: 4 for a coalesced 4-byte access.
   double load_sectors_per_request() const { return ratio(global_load_sectors(), global_load_requests()); }
+  /// 32-byte sectors per warp-level global store request: 4 for a coalesced 4-byte access.
   double store_sectors_per_request() const { return ratio(global_store_sectors(), global_store_requests()); }
   /// Shared-memory wavefronts per warp-level shared instruction: 1 when conflict-free for 4 B.
   double shared_load_wavefronts_per_instruction() const {
     return ratio(shared_load_wavefronts(), shared_load_instructions());
   }
+  /// Shared-memory wavefronts per warp-level shared store instruction: 1 when conflict-free for 4 B.
   double shared_store_wavefronts_per_instruction() const {
     return ratio(shared_store_wavefronts(), shared_store_instructions());
   }
@@ -102,49 +133,6 @@ class counters {
   std::size_t kernels_;
 };
 
-namespace detail {
-
-inline std::string cupti_error_text(CUptiResult result) {
-  const char* text = nullptr;
-  if (::cuptiGetResultString(result, &text) != CUPTI_SUCCESS || text == nullptr) text = "unknown CUPTI error";
-  std::string message = text;
-  if (result == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)
-    message += " (profiling needs root, or the driver option NVreg_RestrictProfilingToAdminUsers=0)";
-  return message;
-}
-
-// A CUPTI parameter block, zeroed, with its structSize set (CUPTI checks it for versioning).
-template <class Params>
-Params cupti_params(std::size_t struct_size) {
-  Params p{};
-  p.structSize = struct_size;
-  return p;
-}
-
-inline void cupti_check(CUptiResult result, const char* what) {
-  if (result != CUPTI_SUCCESS)
-    throw std::runtime_error(std::string("coalesce::testing: ") + what + " failed: " + cupti_error_text(result));
-}
-
-// The current CUDA context, through the runtime's driver entry point so that the harness does
-// not link libcuda (test executables must start, and skip, on machines with no driver).
-inline CUcontext current_context() {
-  throw_on_error(::cudaFree(nullptr), "creating the CUDA context");
-  using get_current_fn = CUresult (*)(CUcontext*);
-  void* fn = nullptr;
-  cudaDriverEntryPointQueryResult found{};
-  throw_on_error(::cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &fn, 12000, cudaEnableDefault, &found),
-                 "cudaGetDriverEntryPointByVersion(cuCtxGetCurrent)");
-  if (found != cudaDriverEntryPointSuccess || fn == nullptr)
-    throw std::runtime_error("coalesce::testing: the driver has no cuCtxGetCurrent");
-  CUcontext ctx = nullptr;
-  if (reinterpret_cast<get_current_fn>(fn)(&ctx) != CUDA_SUCCESS || ctx == nullptr)
-    throw std::runtime_error("coalesce::testing: no current CUDA context");
-  return ctx;
-}
-
-}  // namespace detail
-
 /// Collects a fixed set of metrics around launches. Make one per process (it is not cheap: it
 /// builds CUPTI's configuration image), then call measure() as often as needed.
 class counter_profiler {
@@ -152,6 +140,8 @@ class counter_profiler {
   /// Kernels one measurement may launch; more are an error (their ranges would be dropped).
   static constexpr std::size_t max_kernels_per_measurement = 64;
 
+  /// Configures CUPTI for `metrics` (Nsight Compute names) on the current device, making its
+  /// context if there is none. A failure there is not thrown: it becomes unavailable_reason().
   explicit counter_profiler(std::vector<std::string> metrics = default_metrics()) : metrics_(std::move(metrics)) {
     for (const auto& m : metrics_) metric_ptrs_.push_back(m.c_str());
     try {
@@ -170,10 +160,10 @@ class counter_profiler {
 
   /// Why counters cannot be read in this process, or nothing when they can.
   const std::optional<std::string>& unavailable_reason() const noexcept { return unavailable_reason_; }
-  bool available() const noexcept { return !unavailable_reason_.has_value(); }
+  bool available() const noexcept { return !unavailable_reason_.has_value(); }  ///< whether measure() can run
   /// Replay passes CUPTI needs for the metric set (each kernel runs this many times).
   std::size_t passes() const noexcept { return passes_; }
-  const std::vector<std::string>& metrics() const noexcept { return metrics_; }
+  const std::vector<std::string>& metrics() const noexcept { return metrics_; }  ///< the metrics measured, in order
 
   /// Runs `launch()`, which launches one or more kernels, and returns their metrics, summed.
   /// The device is synchronized before returning. Throws if counters are unavailable.

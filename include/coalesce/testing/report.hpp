@@ -6,9 +6,11 @@
 // must reach a share of the best competitor in the same run and a floor of the DRAM peak, and
 // misses() lists every row that did not. Host code, any compiler.
 #pragma once
+/// @file
 
 #include <coalesce/config.hpp>
 #include <coalesce/testing/bandwidth.hpp>
+#include <coalesce/testing/detail/report_text.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -28,6 +30,7 @@ namespace coalesce::testing {
 /// never compared against.
 enum class row_role { library, competitor, context };
 
+/// "coalesce", "competitor" or "context": the role as the table, CSV and JSON write it.
 inline const char* to_string(row_role role) noexcept {
   switch (role) {
     case row_role::library: return "coalesce";
@@ -43,22 +46,22 @@ struct row_target {
   /// And over one named competitor of the group (the first whose name starts with this), e.g.
   /// at least 1.2 x "thrust::remove_if": a claim against a known baseline that is not the best.
   std::string named_competitor = {};
-  double min_ratio_to_named_competitor = 0.0;
+  double min_ratio_to_named_competitor = 0.0;  ///< bandwidth over that competitor's; 0: no such target
 };
 
 /// One measured kernel. Measured fields are NaN when they were not measured.
 struct report_row {
-  std::string group;
-  std::string name;
-  row_role role = row_role::competitor;
-  double median_ms = 0.0;
-  double gigabytes_per_s = 0.0;
-  double ratio_to_memcpy = 0.0;
-  double fraction_of_dram_peak = std::numeric_limits<double>::quiet_NaN();
-  double load_sectors_per_request = std::numeric_limits<double>::quiet_NaN();
-  double store_sectors_per_request = std::numeric_limits<double>::quiet_NaN();
-  double dram_bytes = std::numeric_limits<double>::quiet_NaN();
-  std::optional<row_target> target;
+  std::string group;                     ///< the work done, e.g. "particle update": its rows are compared
+  std::string name;                      ///< who did it, e.g. "coalesce::for_each"
+  row_role role = row_role::competitor;  ///< what the row is to its group
+  double median_ms = 0.0;                ///< the median time of the timed launches, in milliseconds
+  double gigabytes_per_s = 0.0;          ///< bytes read + written per second, 1 GB = 1e9 B
+  double ratio_to_memcpy = 0.0;          ///< gigabytes_per_s over the reference copy's
+  double fraction_of_dram_peak = std::numeric_limits<double>::quiet_NaN();      ///< over the DRAM peak
+  double load_sectors_per_request = std::numeric_limits<double>::quiet_NaN();   ///< counters: 4 = coalesced 4 B
+  double store_sectors_per_request = std::numeric_limits<double>::quiet_NaN();  ///< counters: 4 = coalesced 4 B
+  double dram_bytes = std::numeric_limits<double>::quiet_NaN();  ///< counters: DRAM bytes read + written
+  std::optional<row_target> target;  ///< what a coalesce row must reach; none for other rows
   std::string note;  ///< why a number is what it is (a read-heavy mix above 100% of a copy)
 };
 
@@ -75,74 +78,9 @@ inline report_row make_report_row(std::string group, std::string name, row_role 
   return row;
 }
 
-namespace detail {
-
-inline std::string format_number(const char* format, double value) {
-  char text[64];
-  std::snprintf(text, sizeof text, format, value);
-  return text;
-}
-
-inline std::string percent(double fraction) {
-  return std::isnan(fraction) ? std::string("-") : format_number("%.1f%%", 100.0 * fraction);
-}
-
-// A CSV field, quoted when it holds a comma, a quote or a line break (RFC 4180).
-inline std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string quoted = "\"";
-  for (char c : s) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return quoted + "\"";
-}
-
-inline std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char escaped[8];
-          std::snprintf(escaped, sizeof escaped, "\\u%04x", unsigned(static_cast<unsigned char>(c)));
-          out += escaped;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
-
-// A JSON number, or null for NaN (JSON has no NaN).
-inline std::string json_number(double v) { return std::isnan(v) ? "null" : format_number("%.6g", v); }
-inline std::string csv_number(double v, const char* format = "%.6g") { return std::isnan(v) ? "" : format_number(format, v); }
-
-inline std::string xml_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
-// A Markdown table cell: pipes would end the cell.
-inline std::string markdown_cell(const std::string& s) {
-  std::string out;
-  for (char c : s) out += c == '|' ? std::string("\\|") : std::string(1, c);
-  return out;
-}
-
-}  // namespace detail
-
+/// The rows of one benchmark run, the reference copy and the DRAM peak they were measured
+/// against, and the run's outputs: table(), csv(), json(), targets_markdown(), svg(group), or all of
+/// them as files (write). Rows keep the order they were added in.
 class report {
  public:
   /// `title` names the run (device, date); `reference` is the copy every row's share of cudaMemcpy
@@ -150,13 +88,13 @@ class report {
   report(std::string title, reference_copy reference, dram_peak peak)
       : title_(std::move(title)), reference_(reference), peak_(peak) {}
 
-  void add(report_row row) { rows_.push_back(std::move(row)); }
+  void add(report_row row) { rows_.push_back(std::move(row)); }  ///< appends a row, after the others
 
-  const std::string& title() const noexcept { return title_; }
-  double memcpy_gigabytes_per_s() const noexcept { return reference_.gigabytes_per_s; }
-  const reference_copy& reference() const noexcept { return reference_; }
-  const dram_peak& peak() const noexcept { return peak_; }
-  const std::vector<report_row>& rows() const noexcept { return rows_; }
+  const std::string& title() const noexcept { return title_; }                          ///< the run's name
+  double memcpy_gigabytes_per_s() const noexcept { return reference_.gigabytes_per_s; }  ///< the reference, GB/s
+  const reference_copy& reference() const noexcept { return reference_; }  ///< the copy rows are shares of
+  const dram_peak& peak() const noexcept { return peak_; }                  ///< the device's DRAM peak
+  const std::vector<report_row>& rows() const noexcept { return rows_; }    ///< in the order added
 
   /// Group names in order of first appearance.
   std::vector<std::string> groups() const {
@@ -227,7 +165,7 @@ class report {
              detail::percent(row.target->min_fraction_of_dram_peak);
     return why;
   }
-  bool meets_target(const report_row& row) const { return miss(row).empty(); }
+  bool meets_target(const report_row& row) const { return miss(row).empty(); }  ///< whether miss(row) is ""
 
   /// One line per row that misses its target: "group: name: why".
   std::vector<std::string> misses() const {
