@@ -165,7 +165,10 @@ class RepositoryLinks(Transform):
         srcdir = pathlib.Path(env.srcdir).resolve()
         for node in list(self.document.findall(addnodes.pending_xref)) + list(
                 self.document.findall(addnodes.download_reference)):
-            if node.get("reftype") != "myst" or node.get("refdomain") == "doc":
+            if node.get("reftype") != "myst":
+                continue
+            if node.get("refdomain") == "doc":
+                self.markdown_outside(node, env, srcdir)
                 continue
             target = node["reftarget"]
             path, _, anchor = target.partition("#")
@@ -186,10 +189,28 @@ class RepositoryLinks(Transform):
                     reftarget=env.path2doc(str(resolved / "README.md")), reftargetid=anchor or None,
                     refdoc=env.docname))
                 continue
-            relative = resolved.relative_to(repo_dir.resolve()).as_posix()
-            kind = "tree" if resolved.is_dir() else "blob"
-            url = f"{repository_url}/{kind}/main/{relative}" + (f"#{anchor}" if anchor else "")
-            node.replace_self(nodes.reference("", "", *node.children, refuri=url, internal=False))
+            node.replace_self(repository_reference(node, resolved, anchor))
+
+    @staticmethod
+    def markdown_outside(node, env, srcdir):
+        """A Markdown file outside docs/ (../CHANGELOG.md): MyST takes it for a page of the site, which
+        it is not, and would fail the build on it; it goes to the repository as the other files do."""
+        target = node["reftarget"]
+        if target in env.found_docs:
+            return
+        for suffix in env.config.source_suffix:
+            resolved = (srcdir / (target + suffix)).resolve()
+            if resolved.is_file() and srcdir not in resolved.parents:
+                node.replace_self(repository_reference(node, resolved, node.get("reftargetid")))
+                return
+
+
+def repository_reference(node, resolved, anchor):
+    """A link to `resolved`, a file or folder of the repository, on GitHub, with node's text."""
+    relative = resolved.relative_to(repo_dir.resolve()).as_posix()
+    kind = "tree" if resolved.is_dir() else "blob"
+    url = f"{repository_url}/{kind}/main/{relative}" + (f"#{anchor}" if anchor else "")
+    return nodes.reference("", "", *node.children, refuri=url, internal=False)
 
 
 def bench_pages_are_orphans(app, doctree):
