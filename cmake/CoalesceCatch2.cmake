@@ -62,8 +62,8 @@ function(_coalesce_fetch_catch2)
     if(NOT code EQUAL 0)
       list(GET status 1 text)
       file(REMOVE "${archive}")
-      _coalesce_catch2_unavailable("downloading Catch2 ${COALESCE_CATCH2_VERSION} from ${COALESCE_CATCH2_URL} failed "
-        "(${text}; no network here?)")
+      _coalesce_catch2_unavailable(
+        "downloading Catch2 ${COALESCE_CATCH2_VERSION} from ${COALESCE_CATCH2_URL} failed (${text}: no network here?)")
     endif()
   endif()
   include(FetchContent)
