@@ -79,10 +79,8 @@ TEST_CASE("NVTX loaded the test's tool", "[nvtx]") {
   // The first NVTX call initializes NVTX, which loads the tool named by NVTX_INJECTION64_PATH; a
   // mark of the test's own, so that it happens where coalesce's ranges are off too.
   nvtxMarkA("coalesce's NVTX test starts");
-  check_ranges({"coalesce::fill"}, [] {
-    coalesce::soa_vector<Body> v(16);
-    coalesce::fill(v.view(), Body{});
-  });
+  coalesce::soa_vector<Body> v(16);
+  check_ranges({"coalesce::fill"}, [&] { coalesce::fill(v.view(), Body{}); });
   REQUIRE(nvtx::attached());
 }
 
@@ -111,8 +109,8 @@ TEST_CASE("one range per algorithm call, named as the call", "[nvtx]") {
   coalesce::sort_by_key(v, key_of{});
   COALESCE_CUDA_CHECK(cudaDeviceSynchronize());
   CHECK(nvtx::open_ranges() == 0);
-  CHECK(names_in("coalesce") == (coalesce_ranges ? std::vector<std::string>{"coalesce::sort_by_key"}
-                                                 : std::vector<std::string>{}));
+  CHECK(names_in("coalesce") ==
+        (coalesce_ranges ? std::vector<std::string>{"coalesce::sort_by_key"} : std::vector<std::string>{}));
   CHECK_FALSE(names_in("CCCL").empty());
   const auto sorted = v.to_vector();
   for (std::size_t i = 1; i < sorted.size(); ++i) REQUIRE(sorted[i - 1].key <= sorted[i].key);
@@ -122,13 +120,18 @@ TEST_CASE("one range per container copy", "[nvtx]") {
   REQUIRE(nvtx::attached());
   const auto host = bodies(1000);
   check_ranges({"coalesce::soa_vector::soa_vector"}, [&] { coalesce::soa_vector<Body> v(host); });
+  // Value-initialized elements are copied in: a range too.
+  check_ranges({"coalesce::soa_vector::soa_vector"}, [&] { coalesce::soa_vector<Body> v(100); });
   coalesce::soa_vector<Body> v(host);
   check_ranges({"coalesce::soa_vector::soa_vector"}, [&] { coalesce::soa_vector<Body> copy(v); });
   check_ranges({"coalesce::soa_vector::to_vector"}, [&] { CHECK(v.to_vector().size() == host.size()); });
   // Growth copies the elements into new storage.
   check_ranges({"coalesce::soa_vector::reserve"}, [&] { v.reserve(4000); });
   // Sizes only: no range.
-  check_ranges({}, [&] { CHECK(v.size() == host.size()); CHECK(v.capacity() >= 4000); });
+  check_ranges({}, [&] {
+    CHECK(v.size() == host.size());
+    CHECK(v.capacity() >= 4000);
+  });
 
   coalesce::pitched_matrix<float> m(64, 100);
   check_ranges({"coalesce::pitched_matrix::fill"}, [&] { m.fill(2.0f); });
