@@ -108,13 +108,14 @@ struct gpu_pair {
         step(exchange[std::size_t(r)]);
       }
     };
-    return median_ms([] {}, [&] {
-      on_each([](Exchange& e) { e.pack(); });
-      check(ncclGroupStart(), "ncclGroupStart");
-      on_each([](Exchange& e) { e.post(); });
-      check(ncclGroupEnd(), "ncclGroupEnd");
-      on_each([](Exchange& e) { e.unpack(); });
-    });
+    return median_ms([] {},
+                     [&] {
+                       on_each([](Exchange& e) { e.pack(); });
+                       check(ncclGroupStart(), "ncclGroupStart");
+                       on_each([](Exchange& e) { e.post(); });
+                       check(ncclGroupEnd(), "ncclGroupEnd");
+                       on_each([](Exchange& e) { e.unpack(); });
+                     });
   }
 
   // Raw NCCL: each GPU sends `bytes` to the other and receives as many, in one group.
@@ -127,16 +128,19 @@ struct gpu_pair {
       check(cudaMemset(send[r], 1, bytes), "cudaMemset");
     }
     const std::size_t piece = bytes / std::size_t(messages_each_way);
-    const double ms = median_ms([] {}, [&] {
-      check(ncclGroupStart(), "ncclGroupStart");
-      for (int r = 0; r < ranks; ++r)
-        for (int m = 0; m < messages_each_way; ++m) {
-          const std::size_t at = std::size_t(m) * piece, size = m + 1 == messages_each_way ? bytes - at : piece;
-          check(ncclSend(static_cast<char*>(send[r]) + at, size, ncclUint8, 1 - r, comm[r], stream[r]), "ncclSend");
-          check(ncclRecv(static_cast<char*>(receive[r]) + at, size, ncclUint8, 1 - r, comm[r], stream[r]), "ncclRecv");
-        }
-      check(ncclGroupEnd(), "ncclGroupEnd");
-    });
+    const double ms = median_ms(
+        [] {},
+        [&] {
+          check(ncclGroupStart(), "ncclGroupStart");
+          for (int r = 0; r < ranks; ++r)
+            for (int m = 0; m < messages_each_way; ++m) {
+              const std::size_t at = std::size_t(m) * piece, size = m + 1 == messages_each_way ? bytes - at : piece;
+              check(ncclSend(static_cast<char*>(send[r]) + at, size, ncclUint8, 1 - r, comm[r], stream[r]), "ncclSend");
+              check(ncclRecv(static_cast<char*>(receive[r]) + at, size, ncclUint8, 1 - r, comm[r], stream[r]),
+                    "ncclRecv");
+            }
+          check(ncclGroupEnd(), "ncclGroupEnd");
+        });
     for (int r = 0; r < ranks; ++r) {
       check(cudaSetDevice(r), "cudaSetDevice");
       check(cudaFree(send[r]), "cudaFree");
@@ -189,17 +193,21 @@ std::vector<row> halo_rows(gpu_pair& g) {
         check(cudaSetDevice(r), "cudaSetDevice");
         block.emplace_back(own + 2 * halo, n, 1.0f);
       }
-      const std::array<coalesce::row_neighbours, ranks> neighbours{coalesce::row_neighbours{-1, 1}, coalesce::row_neighbours{0, -1}};
-      const double ms = g.median_ms([] {}, [&] {
-        check(ncclGroupStart(), "ncclGroupStart");
-        for (int r = 0; r < ranks; ++r) {
-          check(cudaSetDevice(r), "cudaSetDevice");
-          coalesce::exchange_row_halos(block[r].view(), halo, neighbours[r], g.comm[r], g.stream[r]);
-        }
-        check(ncclGroupEnd(), "ncclGroupEnd");
-      });
+      const std::array<coalesce::row_neighbours, ranks> neighbours{coalesce::row_neighbours{-1, 1},
+                                                                   coalesce::row_neighbours{0, -1}};
+      const double ms =
+          g.median_ms([] {},
+                      [&] {
+                        check(ncclGroupStart(), "ncclGroupStart");
+                        for (int r = 0; r < ranks; ++r) {
+                          check(cudaSetDevice(r), "cudaSetDevice");
+                          coalesce::exchange_row_halos(block[r].view(), halo, neighbours[r], g.comm[r], g.stream[r]);
+                        }
+                        check(ncclGroupEnd(), "ncclGroupEnd");
+                      });
       rows.push_back({"halo exchange, 8192^2 floats split into 2 blocks of rows, halo " + std::to_string(halo),
-                      "coalesce::exchange_row_halos", "ncclSend/ncclRecv of the same bytes", ms, g.raw_exchange_ms(bytes, 1), 0.8});
+                      "coalesce::exchange_row_halos", "ncclSend/ncclRecv of the same bytes", ms,
+                      g.raw_exchange_ms(bytes, 1), 0.8});
     }
     {  // columns: each rank holds own columns plus halos left and right, packed and unpacked
       std::vector<coalesce::pitched_matrix<float>> block;
@@ -228,15 +236,16 @@ std::vector<row> halo_rows(gpu_pair& g) {
     const bool z = axis == coalesce::volume_axis::z;
     std::vector<coalesce::pitched_volume<float>> block;
     std::vector<coalesce::volume_halo_exchange<float>> exchange;
-    const std::array<coalesce::axis_neighbours, ranks> neighbours{coalesce::axis_neighbours{-1, 1}, coalesce::axis_neighbours{0, -1}};
+    const std::array<coalesce::axis_neighbours, ranks> neighbours{coalesce::axis_neighbours{-1, 1},
+                                                                  coalesce::axis_neighbours{0, -1}};
     for (int r = 0; r < ranks; ++r) {
       check(cudaSetDevice(r), "cudaSetDevice");
       block.emplace_back(z ? half + 2 : side, side, z ? side : half + 2, 1.0f);
       exchange.emplace_back(block[r].view(), axis, 1, neighbours[r], g.comm[r], g.stream[r]);
     }
     const double ms = g.packed_exchange_ms(exchange);
-    rows.push_back({std::string("halo exchange, 512^3 floats split into 2 blocks along ") + (z ? "z (planes)" : "x (columns)") +
-                        ", halo 1",
+    rows.push_back({std::string("halo exchange, 512^3 floats split into 2 blocks along ") +
+                        (z ? "z (planes)" : "x (columns)") + ", halo 1",
                     std::string("coalesce::volume_halo_exchange") + (z ? " (sent as it is)" : " (pack, post, unpack)"),
                     "ncclSend/ncclRecv of the same bytes", ms, g.raw_exchange_ms(side * side * sizeof(float), 1), 0.8});
     release_on_own_devices(exchange);
@@ -284,22 +293,29 @@ row migration_row(gpu_pair& g) {
         check(ncclGroupEnd(), "ncclGroupEnd");
       });
   const std::size_t bytes = std::max(departed[0], departed[1]) * sizeof(Particle);
-  return {"migration of 10% of 32 M particles (six floats) each way", "coalesce::particle_migration (4 steps)",
-          "ncclSend/ncclRecv of the departures' bytes, 6 messages", ms, g.raw_exchange_ms(bytes, 6), 0.7};
+  return {"migration of 10% of 32 M particles (six floats) each way",
+          "coalesce::particle_migration (4 steps)",
+          "ncclSend/ncclRecv of the departures' bytes, 6 messages",
+          ms,
+          g.raw_exchange_ms(bytes, 6),
+          0.7};
 }
 
 std::vector<row> scaling_rows(gpu_pair& g) {
   const std::size_t n = 8192, sweeps = 10;
-  const auto sweep = [](const coalesce::pitched_view<float>& u, const coalesce::pitched_view<float>& next, cudaStream_t s) {
+  const auto sweep = [](const coalesce::pitched_view<float>& u, const coalesce::pitched_view<float>& next,
+                        cudaStream_t s) {
     coalesce::stencil<1>(coalesce::interior, u, next, [] __device__(auto nb) { return jacobi{}(nb); }, s);
   };
   // One GPU: the plate with its edge rows.
   check(cudaSetDevice(0), "cudaSetDevice");
   coalesce::pitched_matrix<float> a(n + 2, n, 1.0f), b(n + 2, n, 1.0f);
-  const double one = g.median_ms([] {}, [&] {
-    check(cudaSetDevice(0), "cudaSetDevice");
-    for (std::size_t s = 0; s < sweeps; ++s) sweep(s % 2 ? b.view() : a.view(), s % 2 ? a.view() : b.view(), g.stream[0]);
-  });
+  const double one = g.median_ms([] {},
+                                 [&] {
+                                   check(cudaSetDevice(0), "cudaSetDevice");
+                                   for (std::size_t s = 0; s < sweeps; ++s)
+                                     sweep(s % 2 ? b.view() : a.view(), s % 2 ? a.view() : b.view(), g.stream[0]);
+                                 });
 
   // Two GPUs: the same plate on each (8192 own rows between two halo rows).
   std::vector<coalesce::pitched_matrix<float>> u, next;
@@ -312,24 +328,27 @@ std::vector<row> scaling_rows(gpu_pair& g) {
     check(cudaStreamCreateWithFlags(&side[r], cudaStreamNonBlocking), "cudaStreamCreate");
     check(cudaEventCreateWithFlags(&written[r], cudaEventDisableTiming), "cudaEventCreate");
   }
-  const std::array<coalesce::row_neighbours, ranks> neighbours{coalesce::row_neighbours{-1, 1}, coalesce::row_neighbours{0, -1}};
+  const std::array<coalesce::row_neighbours, ranks> neighbours{coalesce::row_neighbours{-1, 1},
+                                                               coalesce::row_neighbours{0, -1}};
   const auto views = [&](int r, std::size_t s) {
     return std::make_pair(s % 2 ? next[r].view() : u[r].view(), s % 2 ? u[r].view() : next[r].view());
   };
-  const double blocking = g.median_ms([] {}, [&] {
-    for (std::size_t s = 0; s < sweeps; ++s) {
-      check(ncclGroupStart(), "ncclGroupStart");
-      for (int r = 0; r < ranks; ++r) {
-        check(cudaSetDevice(r), "cudaSetDevice");
-        coalesce::exchange_row_halos(views(r, s).first, 1, neighbours[r], g.comm[r], g.stream[r]);
-      }
-      check(ncclGroupEnd(), "ncclGroupEnd");
-      for (int r = 0; r < ranks; ++r) {
-        check(cudaSetDevice(r), "cudaSetDevice");
-        sweep(views(r, s).first, views(r, s).second, g.stream[r]);
-      }
-    }
-  });
+  const double blocking =
+      g.median_ms([] {},
+                  [&] {
+                    for (std::size_t s = 0; s < sweeps; ++s) {
+                      check(ncclGroupStart(), "ncclGroupStart");
+                      for (int r = 0; r < ranks; ++r) {
+                        check(cudaSetDevice(r), "cudaSetDevice");
+                        coalesce::exchange_row_halos(views(r, s).first, 1, neighbours[r], g.comm[r], g.stream[r]);
+                      }
+                      check(ncclGroupEnd(), "ncclGroupEnd");
+                      for (int r = 0; r < ranks; ++r) {
+                        check(cudaSetDevice(r), "cudaSetDevice");
+                        sweep(views(r, s).first, views(r, s).second, g.stream[r]);
+                      }
+                    }
+                  });
   // Overlapped, with coalesce::row_halo_exchange's split phase: the halo rows travel on a side
   // stream while the rows that do not need them are computed; finish() makes the sweep's stream
   // wait for them, and the two rows beside the halos follow. One exchange per rank and buffer.
@@ -338,30 +357,34 @@ std::vector<row> scaling_rows(gpu_pair& g) {
     check(cudaSetDevice(r), "cudaSetDevice");
     for (std::size_t b = 0; b < 2; ++b) halos.emplace_back(views(r, b).first, 1, neighbours[r], g.comm[r]);
   }
-  const auto halos_of = [&](int r, std::size_t s) -> coalesce::row_halo_exchange<float>& { return halos[2 * r + s % 2]; };
-  const double overlapped = g.median_ms([] {}, [&] {
-    for (std::size_t s = 0; s < sweeps; ++s) {
-      for (int r = 0; r < ranks; ++r) {  // the rows sent were written by the last sweep
-        check(cudaSetDevice(r), "cudaSetDevice");
-        check(cudaEventRecord(written[r], g.stream[r]), "cudaEventRecord");
-        check(cudaStreamWaitEvent(side[r], written[r], 0), "cudaStreamWaitEvent");
-      }
-      check(ncclGroupStart(), "ncclGroupStart");
-      for (int r = 0; r < ranks; ++r) {
-        check(cudaSetDevice(r), "cudaSetDevice");
-        halos_of(r, s).start(side[r]);
-      }
-      check(ncclGroupEnd(), "ncclGroupEnd");
-      for (int r = 0; r < ranks; ++r) {
-        check(cudaSetDevice(r), "cudaSetDevice");
-        const auto [from, to] = views(r, s);
-        sweep(from.block(1, 0, n, n), to.block(1, 0, n, n), g.stream[r]);  // rows 2 .. n - 1
-        halos_of(r, s).finish(g.stream[r]);
-        sweep(from.block(0, 0, 3, n), to.block(0, 0, 3, n), g.stream[r]);          // row 1
-        sweep(from.block(n - 1, 0, 3, n), to.block(n - 1, 0, 3, n), g.stream[r]);  // row n
-      }
-    }
-  });
+  const auto halos_of = [&](int r, std::size_t s) -> coalesce::row_halo_exchange<float>& {
+    return halos[2 * r + s % 2];
+  };
+  const double overlapped =
+      g.median_ms([] {},
+                  [&] {
+                    for (std::size_t s = 0; s < sweeps; ++s) {
+                      for (int r = 0; r < ranks; ++r) {  // the rows sent were written by the last sweep
+                        check(cudaSetDevice(r), "cudaSetDevice");
+                        check(cudaEventRecord(written[r], g.stream[r]), "cudaEventRecord");
+                        check(cudaStreamWaitEvent(side[r], written[r], 0), "cudaStreamWaitEvent");
+                      }
+                      check(ncclGroupStart(), "ncclGroupStart");
+                      for (int r = 0; r < ranks; ++r) {
+                        check(cudaSetDevice(r), "cudaSetDevice");
+                        halos_of(r, s).start(side[r]);
+                      }
+                      check(ncclGroupEnd(), "ncclGroupEnd");
+                      for (int r = 0; r < ranks; ++r) {
+                        check(cudaSetDevice(r), "cudaSetDevice");
+                        const auto [from, to] = views(r, s);
+                        sweep(from.block(1, 0, n, n), to.block(1, 0, n, n), g.stream[r]);  // rows 2 .. n - 1
+                        halos_of(r, s).finish(g.stream[r]);
+                        sweep(from.block(0, 0, 3, n), to.block(0, 0, 3, n), g.stream[r]);          // row 1
+                        sweep(from.block(n - 1, 0, 3, n), to.block(n - 1, 0, 3, n), g.stream[r]);  // row n
+                      }
+                    }
+                  });
   for (int r = ranks - 1; r >= 0; --r) {  // each exchange's event on its own device
     check(cudaSetDevice(r), "cudaSetDevice");
     halos.pop_back();
@@ -397,8 +420,9 @@ int main(int argc, char** argv) {
   int nccl_version = 0;
   check(ncclGetVersion(&nccl_version), "ncclGetVersion");
   std::ostringstream out;
-  out << "coalesce on two GPUs: 2 x " << prop.name << ", CUDA " << CUDART_VERSION / 1000 << "." << CUDART_VERSION % 1000 / 10
-      << ", NCCL " << nccl_version << "; median of " << rounds << " rounds of the slower GPU's time\n\n";
+  out << "coalesce on two GPUs: 2 x " << prop.name << ", CUDA " << CUDART_VERSION / 1000 << "."
+      << CUDART_VERSION % 1000 / 10 << ", NCCL " << nccl_version << "; median of " << rounds
+      << " rounds of the slower GPU's time\n\n";
 
   gpu_pair g;
   std::vector<row> rows = halo_rows(g);
@@ -412,7 +436,10 @@ int main(int argc, char** argv) {
     char line[512];
     std::snprintf(line, sizeof line, "%s\n  %-55s %9.3f ms\n  %-55s %9.3f ms\n  ratio %.3f%s\n\n", r.work.c_str(),
                   r.coalesce_name.c_str(), r.coalesce_ms, r.baseline_name.c_str(), r.baseline_ms, r.ratio(),
-                  r.target == 0.0 ? "" : (std::string(" (target >= ") + std::to_string(r.target).substr(0, 4) + (met ? ": met)" : ": MISSED)")).c_str());
+                  r.target == 0.0 ? ""
+                                  : (std::string(" (target >= ") + std::to_string(r.target).substr(0, 4) +
+                                     (met ? ": met)" : ": MISSED)"))
+                                        .c_str());
     out << line;
   }
   std::fputs(out.str().c_str(), stdout);

@@ -20,4 +20,6 @@ struct advance_one {
   }
 };
 
-void launch_advance(coalesce::soa_view<Particle> particles, float dt) { coalesce::for_each(particles, advance_one{dt}); }
+void launch_advance(coalesce::soa_view<Particle> particles, float dt) {
+  coalesce::for_each(particles, advance_one{dt});
+}

@@ -50,7 +50,6 @@ struct reflect_in_place {
   __device__ void operator()(float& x) const { x = 0.25f - x; }
 };
 
-
 // Why a row may run above 100% of cudaMemcpy.
 std::string read_heavy_note(const std::string& mix) {
   return mix + ": more bytes read than written, where a copy reads and writes equal amounts; such mixes can run "
@@ -69,17 +68,22 @@ void particle_update(runner& r) {
   coalesce::soa_vector<Particle> soa(initial);
   ct::device_buffer<Particle> aos(initial);
   const auto v = soa.view();
-  const cc::particle_columns columns{v.column<&Particle::x>(),  v.column<&Particle::y>(),  v.column<&Particle::z>(),
-                                     v.column<&Particle::vx>(), v.column<&Particle::vy>(), v.column<&Particle::vz>(), n};
+  const cc::particle_columns columns{v.column<&Particle::x>(),
+                                     v.column<&Particle::y>(),
+                                     v.column<&Particle::z>(),
+                                     v.column<&Particle::vx>(),
+                                     v.column<&Particle::vy>(),
+                                     v.column<&Particle::vz>(),
+                                     n};
   Particle* structs = aos.data();
 
-  const auto candidates =
-      cc::particle_update(columns, dt) +
-      std::vector<candidate>{
-          cc::particle_update_on_structs(structs, n, dt),
-          {"coalesce::for_each(soa_view)", row_role::library, [=](cudaStream_t s) { coalesce::for_each(v, drift{}, s); },
-           target(targets::particle_update_of_peak), read_heavy_note("6 columns read, 3 written")},
-      };
+  const auto candidates = cc::particle_update(columns, dt) +
+                          std::vector<candidate>{
+                              cc::particle_update_on_structs(structs, n, dt),
+                              {"coalesce::for_each(soa_view)", row_role::library,
+                               [=](cudaStream_t s) { coalesce::for_each(v, drift{}, s); },
+                               target(targets::particle_update_of_peak), read_heavy_note("6 columns read, 3 written")},
+                          };
   for (const auto& c : candidates) {
     const bool on_structs = c.role == row_role::context;
     if (on_structs) {
@@ -106,9 +110,10 @@ void column_in_place(runner& r) {
 
   const auto candidates =
       cc::column_in_place(x, n) +
-      std::vector<candidate>{{"coalesce::for_each(span)", row_role::library,
-                              [=](cudaStream_t s) { coalesce::for_each(cuda::std::span<float>(x, n), reflect_in_place{}, s); },
-                              target(targets::one_column_of_peak)}};
+      std::vector<candidate>{
+          {"coalesce::for_each(span)", row_role::library,
+           [=](cudaStream_t s) { coalesce::for_each(cuda::std::span<float>(x, n), reflect_in_place{}, s); },
+           target(targets::one_column_of_peak)}};
   for (const auto& c : candidates) {
     data.upload(initial);
     c.launch(0);
@@ -130,14 +135,13 @@ void column_into_another(runner& r) {
   const float* x = data.data();
   float* y = out.data();
 
-  const auto candidates =
-      cc::column_into_another(x, y, n) +
-      std::vector<candidate>{{"coalesce::transform(span, span)", row_role::library,
-                              [=](cudaStream_t s) {
-                                coalesce::transform(cuda::std::span<const float>(x, n), cuda::std::span<float>(y, n),
-                                                    cc::reflect{}, s);
-                              },
-                              target(targets::one_column_of_peak)}};
+  const auto candidates = cc::column_into_another(x, y, n) +
+                          std::vector<candidate>{{"coalesce::transform(span, span)", row_role::library,
+                                                  [=](cudaStream_t s) {
+                                                    coalesce::transform(cuda::std::span<const float>(x, n),
+                                                                        cuda::std::span<float>(y, n), cc::reflect{}, s);
+                                                  },
+                                                  target(targets::one_column_of_peak)}};
   for (const auto& c : candidates) {
     out.poison();
     c.launch(0);
@@ -167,8 +171,9 @@ std::vector<Mixed> random_mixed(std::size_t n) {
   for (std::size_t i = 0; i < n; ++i)
     // e and f hold few significant bits, so every product is exact and the device's fused
     // multiply-adds round as the host's separate operations do.
-    m[i] = {r[2 * i], double(r[2 * i + 1]), std::int32_t(i * 7919u), std::int16_t(i % 1000), float(i % 1024) * 0.5f,
-            double(i % 4096), std::int32_t(i), std::int16_t(i % 77)};
+    m[i] = {
+        r[2 * i],         double(r[2 * i + 1]), std::int32_t(i * 7919u), std::int16_t(i % 1000), float(i % 1024) * 0.5f,
+        double(i % 4096), std::int32_t(i),      std::int16_t(i % 77)};
   return m;
 }
 
@@ -192,14 +197,15 @@ void mixed_columns(runner& r) {
   const coalesce::soa_vector<Mixed, coalesce::host_space> initial_columns(initial);
   coalesce::soa_vector<Mixed> soa(initial);
   const auto v = soa.view();
-  const cc::mixed_columns columns{v.column<0>(), v.column<1>(), v.column<2>(), v.column<3>(), v.column<4>(),
-                                  v.column<5>(), v.column<6>(), v.column<7>(), n};
+  const cc::mixed_columns columns{v.column<0>(), v.column<1>(), v.column<2>(),
+                                  v.column<3>(), v.column<4>(), v.column<5>(),
+                                  v.column<6>(), v.column<7>(), n};
 
   const auto candidates =
-      cc::mixed_update(columns) +
-      std::vector<candidate>{{"coalesce::for_each(soa_view)", row_role::library,
-                              [=](cudaStream_t s) { coalesce::for_each(v, mix{}, s); }, target(targets::mixed_columns_of_peak),
-                              read_heavy_note("36 bytes read, 16 written per element")}};
+      cc::mixed_update(columns) + std::vector<candidate>{{"coalesce::for_each(soa_view)", row_role::library,
+                                                          [=](cudaStream_t s) { coalesce::for_each(v, mix{}, s); },
+                                                          target(targets::mixed_columns_of_peak),
+                                                          read_heavy_note("36 bytes read, 16 written per element")}};
   // Bytes the work must move: all 8 columns read (36 B), a, b, g written (16 B).
   for (const auto& c : candidates) {
     soa.assign(initial_columns);
@@ -241,7 +247,8 @@ void pitched_rows(runner& r) {
            [=](cudaStream_t s) { coalesce::for_each_index(v, reflect_at{v}, s); }, std::nullopt,
            "f(r, c) may read anything, so the walk loads one element per call; no target"},
           {"coalesce::for_each(pitched_view)", row_role::library,
-           [=](cudaStream_t s) { coalesce::for_each(v, reflect_in_place{}, s); }, target(targets::pitched_rows_of_peak)},
+           [=](cudaStream_t s) { coalesce::for_each(v, reflect_in_place{}, s); },
+           target(targets::pitched_rows_of_peak)},
       };
   for (const auto& c : candidates) {
     const bool on_dense = c.role == row_role::context;
@@ -271,7 +278,8 @@ void array_of_structs(runner& r) {
   const auto candidates =
       cc::structs_in_place(p, n, dt) +
       std::vector<candidate>{{"coalesce::for_each(Particle*, n), staged", row_role::library,
-                              [=](cudaStream_t s) { coalesce::for_each(p, n, cc::drift_struct{dt}, s); }, target(targets::array_of_structs_of_peak)}};
+                              [=](cudaStream_t s) { coalesce::for_each(p, n, cc::drift_struct{dt}, s); },
+                              target(targets::array_of_structs_of_peak)}};
   for (const auto& c : candidates) {
     aos.upload(initial);
     c.launch(0);
@@ -290,8 +298,9 @@ void conversion(runner& r) {
   ct::device_buffer<Particle> back(n);
   coalesce::soa_vector<Particle> soa(n);
   const auto v = soa.view();
-  const cc::writable_particle_columns out{v.column<&Particle::x>(),  v.column<&Particle::y>(),  v.column<&Particle::z>(),
-                                          v.column<&Particle::vx>(), v.column<&Particle::vy>(), v.column<&Particle::vz>()};
+  const cc::writable_particle_columns out{v.column<&Particle::x>(),  v.column<&Particle::y>(),
+                                          v.column<&Particle::z>(),  v.column<&Particle::vx>(),
+                                          v.column<&Particle::vy>(), v.column<&Particle::vz>()};
   const Particle* from = aos.data();
   Particle* to = back.data();
 
@@ -299,7 +308,8 @@ void conversion(runner& r) {
   std::printf("%s\n", split.c_str());
   const auto splitters = cc::aos_to_soa(from, out, n) +
                          std::vector<candidate>{{"coalesce::copy_aos_to_soa", row_role::library,
-                                                 [=](cudaStream_t s) { coalesce::copy_aos_to_soa(from, v, s); }, target(targets::conversion_of_peak)}};
+                                                 [=](cudaStream_t s) { coalesce::copy_aos_to_soa(from, v, s); },
+                                                 target(targets::conversion_of_peak)}};
   for (const auto& c : splitters) {
     for (float* column : {out.x, out.y, out.z, out.vx, out.vy, out.vz})
       coalesce::throw_on_error(cudaMemset(column, 0xFF, n * sizeof(float)), "cudaMemset (poison)");
@@ -313,9 +323,10 @@ void conversion(runner& r) {
   std::printf("%s\n", join.c_str());
   const auto cv = soa.const_view();
   const cc::readable_particle_columns in{out.x, out.y, out.z, out.vx, out.vy, out.vz, n};
-  const auto joiners = cc::soa_to_aos(in, to) +
-                       std::vector<candidate>{{"coalesce::copy_soa_to_aos", row_role::library,
-                                               [=](cudaStream_t s) { coalesce::copy_soa_to_aos(cv, to, s); }, target(targets::conversion_of_peak)}};
+  const auto joiners =
+      cc::soa_to_aos(in, to) + std::vector<candidate>{{"coalesce::copy_soa_to_aos", row_role::library,
+                                                       [=](cudaStream_t s) { coalesce::copy_soa_to_aos(cv, to, s); },
+                                                       target(targets::conversion_of_peak)}};
   for (const auto& c : joiners) {
     back.poison();
     c.launch(0);

@@ -107,34 +107,46 @@ struct start_values {
 };
 struct copy_element {
   template <class E>
-  __device__ void operator()(E&& e) const { e.c = e.a; }
+  __device__ void operator()(E&& e) const {
+    e.c = e.a;
+  }
 };
 template <class T>
 struct mul_element {
   T s;
   template <class E>
-  __device__ void operator()(E&& e) const { e.b = s * e.c; }
+  __device__ void operator()(E&& e) const {
+    e.b = s * e.c;
+  }
 };
 struct add_element {
   template <class E>
-  __device__ void operator()(E&& e) const { e.c = e.a + e.b; }
+  __device__ void operator()(E&& e) const {
+    e.c = e.a + e.b;
+  }
 };
 template <class T>
 struct triad_element {
   T s;
   template <class E>
-  __device__ void operator()(E&& e) const { e.a = e.b + s * e.c; }
+  __device__ void operator()(E&& e) const {
+    e.a = e.b + s * e.c;
+  }
 };
 template <class T>
 struct nstream_element {
   T s;
   template <class E>
-  __device__ void operator()(E&& e) const { e.a += e.b + s * e.c; }
+  __device__ void operator()(E&& e) const {
+    e.a += e.b + s * e.c;
+  }
 };
 template <class T>
 struct dot_element {
   template <class E>
-  __device__ T operator()(const E& e) const { return e.a * e.b; }
+  __device__ T operator()(const E& e) const {
+    return e.a * e.b;
+  }
 };
 template <class T>
 struct split_element {
@@ -167,7 +179,8 @@ __global__ void babel_dot(const T* a, const T* b, std::size_t n, T* partials, un
   __shared__ T sums[babel_threads];
   __shared__ bool last;
   T sum = 0;
-  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
+  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x)
     sum += a[i] * b[i];
   sums[threadIdx.x] = sum;
   for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
@@ -206,7 +219,8 @@ __global__ void vector_one(const vec<T>* __restrict__ a, vec<T>* __restrict__ ou
   out[i] = y;
 }
 template <class T, class Op>
-__global__ void vector_two(const vec<T>* __restrict__ a, const vec<T>* __restrict__ b, vec<T>* __restrict__ out, Op op) {
+__global__ void vector_two(const vec<T>* __restrict__ a, const vec<T>* __restrict__ b, vec<T>* __restrict__ out,
+                           Op op) {
   const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
   const vec<T> x = a[i], y = b[i];
   vec<T> z;
@@ -241,7 +255,9 @@ __global__ void vector_split(const vec<T>* __restrict__ a, vec<T>* __restrict__ 
 template <class T>
 struct far_from {
   T want, tolerance;
-  __device__ unsigned long long operator()(T x) const { return fabs(double(x) - double(want)) > double(tolerance) ? 1ull : 0ull; }
+  __device__ unsigned long long operator()(T x) const {
+    return fabs(double(x) - double(want)) > double(tolerance) ? 1ull : 0ull;
+  }
 };
 // How many elements of `column` are not within a relative 1e-6 of `want`.
 template <class T>
@@ -341,22 +357,24 @@ void babelstream_group(runner& r, const char* type) {
            [=](cudaStream_t st) { coalesce::for_each(view, add_element{}, st); }, fast}},
          c, A + B, 3);
 
-  kernel("Triad, a = b + s c",
-         {{"BabelStream-shaped, an element a thread", row_role::competitor,
-           [=](cudaStream_t st) { babel_two<<<babel_blocks, babel_threads, 0, st>>>(b, c, a, triad_op<T>{s}); }},
-          {"hand-written, a 16-byte vector a thread, restrict", row_role::competitor,
-           [=](cudaStream_t st) { vector_two<<<vector_blocks, vector_threads, 0, st>>>(vb, vc, wa, triad_op<T>{s}); }},
-          {"cub::DeviceTransform, 2 inputs", row_role::competitor,
-           [=](cudaStream_t st) {
-             check_cub(cub::DeviceTransform::Transform(cuda::std::make_tuple(b, c), a, n, triad_op<T>{s}, st), "cub triad");
-           }},
-          {"thrust::transform of two ranges, par_nosync", row_role::competitor,
-           [=](cudaStream_t st) { thrust::transform(thrust::cuda::par_nosync.on(st), b, b + n, c, a, triad_op<T>{s}); }},
-          {"coalesce::transform(inputs(b, c), column span)", row_role::library,
-           [=](cudaStream_t st) { coalesce::transform(coalesce::inputs(cb, cc), sa, triad_op<T>{s}, st); }, fast},
-          {"coalesce::for_each(soa_vector), as a user writes it first", row_role::library,
-           [=](cudaStream_t st) { coalesce::for_each(view, triad_element<T>{s}, st); }, fast}},
-         a, B + double(s) * C, 3);
+  kernel(
+      "Triad, a = b + s c",
+      {{"BabelStream-shaped, an element a thread", row_role::competitor,
+        [=](cudaStream_t st) { babel_two<<<babel_blocks, babel_threads, 0, st>>>(b, c, a, triad_op<T>{s}); }},
+       {"hand-written, a 16-byte vector a thread, restrict", row_role::competitor,
+        [=](cudaStream_t st) { vector_two<<<vector_blocks, vector_threads, 0, st>>>(vb, vc, wa, triad_op<T>{s}); }},
+       {"cub::DeviceTransform, 2 inputs", row_role::competitor,
+        [=](cudaStream_t st) {
+          check_cub(cub::DeviceTransform::Transform(cuda::std::make_tuple(b, c), a, n, triad_op<T>{s}, st),
+                    "cub triad");
+        }},
+       {"thrust::transform of two ranges, par_nosync", row_role::competitor,
+        [=](cudaStream_t st) { thrust::transform(thrust::cuda::par_nosync.on(st), b, b + n, c, a, triad_op<T>{s}); }},
+       {"coalesce::transform(inputs(b, c), column span)", row_role::library,
+        [=](cudaStream_t st) { coalesce::transform(coalesce::inputs(cb, cc), sa, triad_op<T>{s}, st); }, fast},
+       {"coalesce::for_each(soa_vector), as a user writes it first", row_role::library,
+        [=](cudaStream_t st) { coalesce::for_each(view, triad_element<T>{s}, st); }, fast}},
+      a, B + double(s) * C, 3);
 
   // The four in BabelStream's order, as its main loop runs them: Copy, Mul, Add, Triad. Here
   // every output changes at every launch (a shrinks by 0.96 an iteration).
@@ -383,7 +401,8 @@ void babelstream_group(runner& r, const char* type) {
            check_cub(cub::DeviceTransform::Transform(a, c, n, copy_op<T>{}, st), "cub copy");
            check_cub(cub::DeviceTransform::Transform(c, b, n, mul_op<T>{s}, st), "cub mul");
            check_cub(cub::DeviceTransform::Transform(cuda::std::make_tuple(a, b), c, n, add_op<T>{}, st), "cub add");
-           check_cub(cub::DeviceTransform::Transform(cuda::std::make_tuple(b, c), a, n, triad_op<T>{s}, st), "cub triad");
+           check_cub(cub::DeviceTransform::Transform(cuda::std::make_tuple(b, c), a, n, triad_op<T>{s}, st),
+                     "cub triad");
          }},
         {"thrust::transform, par_nosync", row_role::competitor,
          [=](cudaStream_t st) {
@@ -436,7 +455,8 @@ void babelstream_group(runner& r, const char* type) {
           {"coalesce::for_each(soa_vector), e.a += e.b + s * e.c", row_role::library,
            [=](cudaStream_t st) { coalesce::for_each(view, nstream_element<T>{s}, st); }, fast},
           {"coalesce::transform(inputs(a, b, c), column span a)", row_role::library,
-           [=](cudaStream_t st) { coalesce::transform(coalesce::inputs(ca, cb, cc), sa, nstream_op<T>{s}, st); }, fast}},
+           [=](cudaStream_t st) { coalesce::transform(coalesce::inputs(ca, cb, cc), sa, nstream_op<T>{s}, st); },
+           fast}},
          a, A + B + double(s) * C, 4);
 
   // Dot: every result in device memory, checked against n a b (Thrust's comes back to the host).
@@ -454,7 +474,8 @@ void babelstream_group(runner& r, const char* type) {
     unsigned char* temp_storage = temp.data();
     int device = 0, sms = 0;
     coalesce::throw_on_error(cudaGetDevice(&device), "cudaGetDevice");
-    coalesce::throw_on_error(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+    coalesce::throw_on_error(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
+                             "cudaDeviceGetAttribute");
     const unsigned dot_blocks = unsigned(sms * 2);  // two blocks of 1024 per SM: a full wave
     ct::device_buffer<T> partials_buffer(dot_blocks);
     ct::device_buffer<unsigned> arrivals_buffer(1);
@@ -519,14 +540,15 @@ void babelstream_group(runner& r, const char* type) {
         {"hand-written, a 16-byte vector a thread, restrict", row_role::competitor,
          [=](cudaStream_t st) { vector_split<<<vector_blocks, vector_threads, 0, st>>>(va, wob, woc, s); }},
         {"cub::DeviceTransform into a zip of 2", row_role::competitor,
-         [=](cudaStream_t st) { check_cub(cub::DeviceTransform::Transform(a, zip_out, n, split_op<T>{s}, st), "cub split"); }},
-        {"thrust::transform into a zip of 2, par_nosync", row_role::competitor,
-         [=](cudaStream_t st) { thrust::transform(thrust::cuda::par_nosync.on(st), a, a + n, zip_out, split_op<T>{s}); }},
-        {"coalesce::transform(column span, soa_view of 2)", row_role::library,
          [=](cudaStream_t st) {
-           coalesce::transform(ca, out, split_element<T>{s}, st);
-         },
-         fast},
+           check_cub(cub::DeviceTransform::Transform(a, zip_out, n, split_op<T>{s}, st), "cub split");
+         }},
+        {"thrust::transform into a zip of 2, par_nosync", row_role::competitor,
+         [=](cudaStream_t st) {
+           thrust::transform(thrust::cuda::par_nosync.on(st), a, a + n, zip_out, split_op<T>{s});
+         }},
+        {"coalesce::transform(column span, soa_view of 2)", row_role::library,
+         [=](cudaStream_t st) { coalesce::transform(ca, out, split_element<T>{s}, st); }, fast},
     };
     for (const auto& candidate : candidates) {
       reset();

@@ -43,7 +43,8 @@ void fallbacks(runner& r) {
     };
     check_and_measure(
         r, "fallback: 12-byte fields next to a float column (pos += vel * dt)", candidates, work.bytes,
-        [&](std::size_t) { work.reset(); }, [&](std::size_t i) { return i == 0 ? work.aligned_exact() : work.fallback_exact(); });
+        [&](std::size_t) { work.reset(); },
+        [&](std::size_t i) { return i == 0 ? work.aligned_exact() : work.fallback_exact(); });
   }
   {
     fb::under_aligned_structs work(std::size_t(1) << 26);
@@ -87,8 +88,7 @@ void fallbacks(runner& r) {
     };
     check_and_measure(
         r, "fallback: SoA to AoS into an array 4 bytes off 16-byte alignment", to_aos, work.bytes,
-        [&](std::size_t) { work.prepare_to_aos(); },
-        [&](std::size_t i) { return work.aos_exact(placements[i]); });
+        [&](std::size_t) { work.prepare_to_aos(); }, [&](std::size_t i) { return work.aos_exact(placements[i]); });
   }
 }
 

@@ -26,15 +26,24 @@ struct group {
 };
 
 const group groups[] = {
-    {"particles", bench::particle_update},   {"column", bench::column_in_place},
-    {"column-into", bench::column_into_another}, {"mixed", bench::mixed_columns},
-    {"pitched", bench::pitched_rows},        {"aos", bench::array_of_structs},
-    {"conversion", bench::conversion},       {"stride", bench::stride_sweep},
-    {"misaligned", bench::misaligned_base},  {"layout", bench::aos_vs_soa},
-    {"rows", bench::pitched_vs_dense},       {"transpose", bench::transpose_ladder},
-    {"fallbacks", bench::fallbacks},         {"temporaries", bench::temporaries},
-    {"reductions", bench::reductions},       {"stencils", bench::stencils},
-    {"reorder", bench::compaction_and_reordering}, {"babelstream", bench::babelstream},
+    {"particles", bench::particle_update},
+    {"column", bench::column_in_place},
+    {"column-into", bench::column_into_another},
+    {"mixed", bench::mixed_columns},
+    {"pitched", bench::pitched_rows},
+    {"aos", bench::array_of_structs},
+    {"conversion", bench::conversion},
+    {"stride", bench::stride_sweep},
+    {"misaligned", bench::misaligned_base},
+    {"layout", bench::aos_vs_soa},
+    {"rows", bench::pitched_vs_dense},
+    {"transpose", bench::transpose_ladder},
+    {"fallbacks", bench::fallbacks},
+    {"temporaries", bench::temporaries},
+    {"reductions", bench::reductions},
+    {"stencils", bench::stencils},
+    {"reorder", bench::compaction_and_reordering},
+    {"babelstream", bench::babelstream},
 };
 
 int usage(const char* program) {

@@ -120,7 +120,7 @@ void kinetic_energy_group(runner& r, std::size_t n, const std::string& group, do
   const thrust::counting_iterator<std::size_t> first(0);
   std::size_t temp_bytes = 0;
   coalesce::throw_on_error(cub::DeviceReduce::TransformReduce(nullptr, temp_bytes, first, out, n, plus{},
-                                                               kinetic_energy_at{vx, vy, vz}, 0.0),
+                                                              kinetic_energy_at{vx, vy, vz}, 0.0),
                            "cub::DeviceReduce::TransformReduce (sizing)");
   ct::device_buffer<unsigned char> temp(temp_bytes > 0 ? temp_bytes : 1);
   unsigned char* temp_storage = temp.data();
@@ -128,8 +128,10 @@ void kinetic_energy_group(runner& r, std::size_t n, const std::string& group, do
 
   int device = 0, sms = 0, resident = 0;
   coalesce::throw_on_error(cudaGetDevice(&device), "cudaGetDevice");
-  coalesce::throw_on_error(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
-  coalesce::throw_on_error(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kinetic_energy_float4, hand_threads, 0),
+  coalesce::throw_on_error(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
+                           "cudaDeviceGetAttribute");
+  coalesce::throw_on_error(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kinetic_energy_float4, hand_threads,
+                                                                         0),
                            "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
   const unsigned hand_blocks = unsigned(sms * resident);
   ct::device_buffer<double> hand_partials(hand_blocks);
@@ -147,7 +149,7 @@ void kinetic_energy_group(runner& r, std::size_t n, const std::string& group, do
        [=](cudaStream_t s) {
          std::size_t bytes = temp_bytes;
          coalesce::throw_on_error(cub::DeviceReduce::TransformReduce(temp_storage, bytes, first, out, n, plus{},
-                                                                      kinetic_energy_at{vx, vy, vz}, 0.0, s),
+                                                                     kinetic_energy_at{vx, vy, vz}, 0.0, s),
                                   "cub::DeviceReduce::TransformReduce");
        }},
       {"hand-written, float4 per column, restrict, last block sums", row_role::competitor,
@@ -158,8 +160,8 @@ void kinetic_energy_group(runner& r, std::size_t n, const std::string& group, do
       {"thrust::transform_reduce, zip of 3, par_nosync", row_role::competitor,
        [=, &thrust_sum](cudaStream_t s) {
          // Thrust returns the sum to the host: its copy-out waits for the stream, par_nosync or not.
-         thrust_sum = thrust::transform_reduce(thrust::cuda::par_nosync.on(s), zip, zip + n, kinetic_energy_of_zip{}, 0.0,
-                                               plus{});
+         thrust_sum = thrust::transform_reduce(thrust::cuda::par_nosync.on(s), zip, zip + n, kinetic_energy_of_zip{},
+                                               0.0, plus{});
        }},
       {"coalesce::transform_reduce(soa_view), result in device memory", row_role::library,
        [=](cudaStream_t s) { coalesce::transform_reduce(v, kinetic_energy{}, 0.0, plus{}, out, s); },
@@ -182,9 +184,11 @@ void kinetic_energy_group(runner& r, std::size_t n, const std::string& group, do
 // costs (start, the blocks' ramp, the last block's sum) are several percent of the time, and
 // 256 M (3.2 GB), where they are not and the read bandwidth shows.
 void reductions(runner& r) {
-  kinetic_energy_group(r, std::size_t(1) << 25, "kinetic energy of 32 M particles (3 float columns read, one double out)",
+  kinetic_energy_group(r, std::size_t(1) << 25,
+                       "kinetic energy of 32 M particles (3 float columns read, one double out)",
                        targets::reduction_of_peak_one_launch);
-  kinetic_energy_group(r, std::size_t(1) << 28, "kinetic energy of 256 M particles (3 float columns read, one double out)",
+  kinetic_energy_group(r, std::size_t(1) << 28,
+                       "kinetic energy of 256 M particles (3 float columns read, one double out)",
                        targets::reduction_of_peak);
 }
 

@@ -147,8 +147,8 @@ __global__ void stage_by_hand(particle_columns in, std::size_t n, particle_recor
   for (std::size_t k = 0; k < columns; ++k) r.v[k] = in.c[k][i];
   records[i] = r;
 }
-__global__ void gather_records_by_hand(const particle_record* __restrict__ records, const std::uint32_t* __restrict__ indices,
-                                       std::size_t n, particle_columns out) {
+__global__ void gather_records_by_hand(const particle_record* __restrict__ records,
+                                       const std::uint32_t* __restrict__ indices, std::size_t n, particle_columns out) {
   const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
   if (i >= n) return;
   const particle_record r = records[indices[i]];
@@ -198,9 +198,8 @@ void removal_group(runner& r, const std::vector<Particle>& particles, float thre
        [=, &thrust_kept](cudaStream_t s) {
          restore(in, from, n, s);
          const auto first = zip_of(in);
-         thrust_kept = std::size_t(thrust::remove_if(thrust::cuda::par_nosync.on(s), first, first + n,
-                                                     x_below_in_tuple{threshold}) -
-                                   first);
+         thrust_kept = std::size_t(
+             thrust::remove_if(thrust::cuda::par_nosync.on(s), first, first + n, x_below_in_tuple{threshold}) - first);
        }},
       {"CUB: flags once, cub::DeviceSelect::Flagged per column", row_role::competitor,
        [=](cudaStream_t s) {
@@ -208,7 +207,8 @@ void removal_group(runner& r, const std::vector<Particle>& particles, float thre
          keep_flags<<<blocks_of(n), 256, 0, s>>>(in.c[0], threshold, n, flag);
          for (std::size_t k = 0; k < columns; ++k) {
            std::size_t bytes = temp_bytes;
-           coalesce::throw_on_error(cub::DeviceSelect::Flagged(temp_storage, bytes, in.c[k], flag, to.c[k], count, n, s),
+           coalesce::throw_on_error(cub::DeviceSelect::Flagged(temp_storage, bytes, in.c[k], flag, to.c[k], count, n,
+                                                               s),
                                     "cub::DeviceSelect::Flagged");
          }
        }},
@@ -253,7 +253,8 @@ void sort_group(runner& r, const std::vector<Particle>& particles, const std::st
   std::uint32_t* indices = index_buffer.data();
   cub::DoubleBuffer<std::uint32_t> probe_keys(keys, keys + n), probe_indices(indices, indices + n);
   std::size_t temp_bytes = 0;
-  coalesce::throw_on_error(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, probe_keys, probe_indices, std::uint32_t(n)),
+  coalesce::throw_on_error(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, probe_keys, probe_indices,
+                                                           std::uint32_t(n)),
                            "cub::DeviceRadixSort::SortPairs (sizing)");
   ct::device_buffer<unsigned char> temp(temp_bytes > 0 ? temp_bytes : 1);
   unsigned char* temp_storage = temp.data();

@@ -23,7 +23,6 @@ namespace {
 
 namespace cc = coalesce_test::competitors;
 
-
 unsigned blocks_for(std::size_t n, unsigned threads) { return unsigned((n + threads - 1) / threads); }
 
 __global__ void strided_copy(const float* in, float* out, std::size_t n, std::size_t stride) {
@@ -32,9 +31,7 @@ __global__ void strided_copy(const float* in, float* out, std::size_t n, std::si
 }
 
 // A value per index that host and device compute alike, so inputs of gigabytes need no upload.
-__host__ __device__ inline float hash_value(std::size_t i) {
-  return float((i * 2654435761u) % 1000003u) * 0.001f;
-}
+__host__ __device__ inline float hash_value(std::size_t i) { return float((i * 2654435761u) % 1000003u) * 0.001f; }
 
 __global__ void fill_with_hash(float* data, std::size_t n) {
   const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
@@ -66,7 +63,8 @@ struct twice_x {
 
 // One row per 128 x 4 walk step: the same kernel for dense and pitched rows, only the pitch differs.
 __global__ void row_copy(coalesce::pitched_view<const float> in, coalesce::pitched_view<float> out) {
-  for (std::size_t r = blockIdx.x * std::size_t(blockDim.y) + threadIdx.y; r < in.rows(); r += std::size_t(gridDim.x) * blockDim.y)
+  for (std::size_t r = blockIdx.x * std::size_t(blockDim.y) + threadIdx.y; r < in.rows();
+       r += std::size_t(gridDim.x) * blockDim.y)
     for (std::size_t c = threadIdx.x; c < in.cols(); c += blockDim.x) out(r, c) = in(r, c);
 }
 
@@ -144,9 +142,10 @@ void aos_vs_soa(runner& r) {
            "a user's kernel on the soa_view, as written for Vec3*"},
       } +
       cc::column_twice(v.column<&Vec3::x>(), o, n) +
-      std::vector<candidate>{{"coalesce::transform(soa_view, span)", row_role::library,
-                              [=](cudaStream_t s) { coalesce::transform(v, cuda::std::span<float>(o, n), twice_x{}, s); },
-                              target(targets::column_read_of_peak)}};
+      std::vector<candidate>{
+          {"coalesce::transform(soa_view, span)", row_role::library,
+           [=](cudaStream_t s) { coalesce::transform(v, cuda::std::span<float>(o, n), twice_x{}, s); },
+           target(targets::column_read_of_peak)}};
   for (const auto& c : candidates) {
     out.poison();
     c.launch(0);
@@ -178,14 +177,15 @@ void pitched_vs_dense(runner& r) {
     const auto candidates =
         std::vector<candidate>{
             {"dense rows, row walk", row_role::context,
-             [=](cudaStream_t s) { row_copy<<<unsigned((rows + 3) / 4), dim3(128, 4), 0, s>>>(din, dout); }, std::nullopt,
-             "another layout: rows start anywhere in a line"},
+             [=](cudaStream_t s) { row_copy<<<unsigned((rows + 3) / 4), dim3(128, 4), 0, s>>>(din, dout); },
+             std::nullopt, "another layout: rows start anywhere in a line"},
             {"pitched rows, row walk", row_role::competitor,
              [=](cudaStream_t s) { row_copy<<<unsigned((rows + 3) / 4), dim3(128, 4), 0, s>>>(pin, pout); }},
         } +
         cc::pitched_copy(pin, pout) +
         std::vector<candidate>{{"coalesce::transform(pitched_view, pitched_view)", row_role::library,
-                                [=](cudaStream_t s) { coalesce::transform(pin, pout, same_value{}, s); }, target(targets::row_copy_of_peak)}};
+                                [=](cudaStream_t s) { coalesce::transform(pin, pout, same_value{}, s); },
+                                target(targets::row_copy_of_peak)}};
     for (const auto& c : candidates) {
       const bool on_dense = c.role == row_role::context;
       if (on_dense) {
@@ -222,7 +222,8 @@ void transpose_ladder(runner& r) {
        [=](cudaStream_t s) { transpose_tiled<coalesce::padded><<<tiles, tile_threads, 0, s>>>(i, o); }},
       {"tile swizzled (c ^ r)", row_role::competitor,
        [=](cudaStream_t s) { transpose_tiled<coalesce::swizzled><<<tiles, tile_threads, 0, s>>>(i, o); }},
-      {"coalesce::transpose", row_role::library, [=](cudaStream_t s) { coalesce::transpose(i, o, s); }, target(targets::transpose_of_peak)},
+      {"coalesce::transpose", row_role::library, [=](cudaStream_t s) { coalesce::transpose(i, o, s); },
+       target(targets::transpose_of_peak)},
   };
   for (const auto& c : candidates) {
     out.fill(0.0f);

@@ -51,7 +51,8 @@ void stencil_rows(runner& r, const char* shape_name, stencil_shape shape, std::s
       std::vector<candidate>{
           {"coalesce::stencil<" + std::to_string(Shape::radius) + ">(clamp, view, view)", row_role::library,
            [=](cudaStream_t s) {
-             coalesce::stencil<Shape::radius>(coalesce::clamp, in_view, out_view, [] __device__(auto n) { return Shape{}(n); }, s);
+             coalesce::stencil<Shape::radius>(
+                 coalesce::clamp, in_view, out_view, [] __device__(auto n) { return Shape{}(n); }, s);
            },
            target(of_peak)}} +
       coalesce_test::competitors::stencil_clamped(shape, in_view, out_view);
@@ -72,9 +73,11 @@ void volume_stencil_rows(runner& r, const char* shape_name, coalesce_test::compe
   std::printf("%s\n", group.c_str());
   const auto candidates =
       std::vector<candidate>{
-          {"coalesce::stencil<" + std::to_string(Shape::radius) + ">(clamp, volume view, volume view)", row_role::library,
+          {"coalesce::stencil<" + std::to_string(Shape::radius) + ">(clamp, volume view, volume view)",
+           row_role::library,
            [=](cudaStream_t s) {
-             coalesce::stencil<Shape::radius>(coalesce::clamp, in_view, out_view, [] __device__(auto nb) { return Shape{}(nb); }, s);
+             coalesce::stencil<Shape::radius>(
+                 coalesce::clamp, in_view, out_view, [] __device__(auto nb) { return Shape{}(nb); }, s);
            },
            goal}} +
       coalesce_test::competitors::volume_stencil_clamped(shape, in_view, out_view);
@@ -88,7 +91,9 @@ void volume_stencil_rows(runner& r, const char* shape_name, coalesce_test::compe
 template <class Shape>
 struct apply_line_shape {
   template <class N>
-  __device__ float operator()(const N& nb) const { return Shape{}(nb); }
+  __device__ float operator()(const N& nb) const {
+    return Shape{}(nb);
+  }
 };
 
 // The same along a line of n floats, against the hand-written line stencils.
@@ -101,7 +106,9 @@ void line_stencil_rows(runner& r, const char* shape_name, std::size_t n, const s
   std::printf("%s\n", group.c_str());
   std::vector<candidate> candidates{
       {"coalesce::stencil<" + std::to_string(Shape::radius) + ">(clamp, span, span)", row_role::library,
-       [=](cudaStream_t s) { coalesce::stencil<Shape::radius>(coalesce::clamp, in_span, out_span, apply_line_shape<Shape>{}, s); },
+       [=](cudaStream_t s) {
+         coalesce::stencil<Shape::radius>(coalesce::clamp, in_span, out_span, apply_line_shape<Shape>{}, s);
+       },
        target(targets::line_stencil_of_peak)}};
   for (auto& c : coalesce_test::competitors::line_stencil_clamped<Shape>(in.data(), out.data(), (long long)n))
     candidates.push_back({c.name, row_role::competitor, c.launch});
@@ -136,10 +143,10 @@ void stencils(runner& r) {
   volume_stencil_rows<coalesce_test::seven_point>(
       r, "7-point", volume_stencil_shape::seven_point, n,
       row_target{targets::volume_stencil_7_point_versus_hand_written, targets::volume_stencil_7_point_of_peak}, volume);
-  volume_stencil_rows<coalesce_test::twenty_five_point>(
-      r, "25-point star", volume_stencil_shape::twenty_five_point, n,
-      row_target{targets::volume_stencil_25_point_versus_hand_written, targets::volume_stencil_25_point_of_peak},
-      volume);
+  volume_stencil_rows<coalesce_test::twenty_five_point>(r, "25-point star", volume_stencil_shape::twenty_five_point, n,
+                                                        row_target{targets::volume_stencil_25_point_versus_hand_written,
+                                                                   targets::volume_stencil_25_point_of_peak},
+                                                        volume);
   const std::size_t line = 62500000;
   const auto line_values = ct::random_values<float>(line);
   line_stencil_rows<coalesce_test::three_point_line>(r, "3-point mean", line, line_values);

@@ -48,7 +48,9 @@ int main(int argc, char** argv) {
   const unsigned strides[] = {1, 2, 4, 8, 16, 32};  // in floats: 4 .. 128 bytes
   const std::optional<std::string> no_gpu = ct::gpu_unavailable_reason();
 
-  struct measured { double sectors_per_request = 0, ratio = 0, of_peak = 0; };
+  struct measured {
+    double sectors_per_request = 0, ratio = 0, of_peak = 0;
+  };
   measured results[6];
   bool have_counters = false, mismatch = false;
   std::optional<std::string> counters_missing;
@@ -69,7 +71,8 @@ int main(int argc, char** argv) {
       const auto bw = meter.measure(launch, 8.0 * double(n));
       results[k].ratio = bw.ratio_to_memcpy;
       results[k].of_peak = bw.fraction_of_dram_peak;
-      if (have_counters) results[k].sectors_per_request = profiler.measure([&] { launch(); }).load_sectors_per_request();
+      if (have_counters)
+        results[k].sectors_per_request = profiler.measure([&] { launch(); }).load_sectors_per_request();
     }
   }
 
@@ -123,9 +126,12 @@ int main(int argc, char** argv) {
     picture("stride8.svg", m::global_access_svg(lanes(0, 32), 4, "Uncoalesced: 32 floats, stride 32 B (8 floats)"));
     picture("misaligned.svg", m::global_access_svg(lanes(64, 4), 4, "Misaligned: 128 B starting 64 B into a line"));
     picture("vec3_x.svg", m::global_access_svg(lanes(0, 12), 4, "AoS: .x of struct Vec3 {float x, y, z;}"));
-    picture("tile_unpadded.svg", m::shared_access_svg(lanes(0, 32 * 4), 4, "Shared [32][32] float, column read: 32-way conflict"));
-    picture("tile_padded.svg", m::shared_access_svg(lanes(0, 33 * 4), 4, "Shared [32][33] float, column read: conflict-free"));
-    if (pictures_failed) std::fprintf(stderr, "the pictures asked for (--svg-dir %s) were not all written\n", svg_dir.c_str());
+    picture("tile_unpadded.svg",
+            m::shared_access_svg(lanes(0, 32 * 4), 4, "Shared [32][32] float, column read: 32-way conflict"));
+    picture("tile_padded.svg",
+            m::shared_access_svg(lanes(0, 33 * 4), 4, "Shared [32][33] float, column read: conflict-free"));
+    if (pictures_failed)
+      std::fprintf(stderr, "the pictures asked for (--svg-dir %s) were not all written\n", svg_dir.c_str());
     else std::printf("pictures written to %s\n", svg_dir.c_str());
   }
   return mismatch || pictures_failed ? 1 : 0;

@@ -67,7 +67,9 @@ int main() {
   coalesce::pitched_matrix<float> in(rows, cols), out(rows, cols);
 
   const std::vector<layout> layouts = {
-      {"dense", {dense_in.data(), rows, cols, cols * sizeof(float)}, {dense_out.data(), rows, cols, cols * sizeof(float)},
+      {"dense",
+       {dense_in.data(), rows, cols, cols * sizeof(float)},
+       {dense_out.data(), rows, cols, cols * sizeof(float)},
        2 * rows * cols * sizeof(float)},
       {"cudaMallocPitch", {cuda_in, rows, cols, cuda_pitch}, {cuda_out, rows, cols, cuda_pitch}, 2 * rows * cuda_pitch},
       {"coalesce::pitched_matrix", in.view(), out.view(), in.allocated_bytes() + out.allocated_bytes()},
@@ -78,8 +80,8 @@ int main() {
                                      cols * sizeof(float), rows, cudaMemcpyHostToDevice));
 
   ct::bandwidth_meter meter;
-  ct::counter_profiler profiler({ct::metric::global_load_sectors, ct::metric::global_load_requests,
-                                 "lts__t_requests_srcunit_tex_op_read.sum"});
+  ct::counter_profiler profiler(
+      {ct::metric::global_load_sectors, ct::metric::global_load_requests, "lts__t_requests_srcunit_tex_op_read.sum"});
   std::printf("cudaMemcpy device-to-device: %.0f GB/s (= 100%%); DRAM peak: %.0f GB/s\n\n",
               meter.memcpy_gigabytes_per_s(), meter.dram_peak_gigabytes_per_s());
   std::printf("%-10s %-26s %9s %9s %7s %16s %14s %12s\n", "work", "layout", "GB/s", "% memcpy", "% peak",

@@ -46,24 +46,16 @@ int main() {
     void (*launch)(pitched_view<const float>, pitched_view<float>, cudaStream_t, dim3, dim3);
   };
   const rung rungs[] = {
-      {"naive (one element/thread)",
-       [](pitched_view<const float> i, pitched_view<float> o, cudaStream_t s, dim3 t, dim3) {
-         transpose_naive<<<dim3(t.x, t.y * 4), dim3(32, 8), 0, s>>>(i, o);
-       }},
-      {"tile [32][32] (unpadded)",
-       [](pitched_view<const float> i, pitched_view<float> o, cudaStream_t s, dim3 t, dim3 b) {
-         transpose_tiled<coalesce::unpadded><<<t, b, 0, s>>>(i, o);
-       }},
-      {"tile padded ([32][33])",
-       [](pitched_view<const float> i, pitched_view<float> o, cudaStream_t s, dim3 t, dim3 b) {
-         transpose_tiled<coalesce::padded><<<t, b, 0, s>>>(i, o);
-       }},
-      {"tile swizzled (c ^ r)",
-       [](pitched_view<const float> i, pitched_view<float> o, cudaStream_t s, dim3 t, dim3 b) {
-         transpose_tiled<coalesce::swizzled><<<t, b, 0, s>>>(i, o);
-       }},
-      {"coalesce::transpose",
-       [](pitched_view<const float> i, pitched_view<float> o, cudaStream_t s, dim3, dim3) { coalesce::transpose(i, o, s); }},
+      {"naive (one element/thread)", [](pitched_view<const float> i, pitched_view<float> o, cudaStream_t s, dim3 t,
+                                        dim3) { transpose_naive<<<dim3(t.x, t.y * 4), dim3(32, 8), 0, s>>>(i, o); }},
+      {"tile [32][32] (unpadded)", [](pitched_view<const float> i, pitched_view<float> o, cudaStream_t s, dim3 t,
+                                      dim3 b) { transpose_tiled<coalesce::unpadded><<<t, b, 0, s>>>(i, o); }},
+      {"tile padded ([32][33])", [](pitched_view<const float> i, pitched_view<float> o, cudaStream_t s, dim3 t,
+                                    dim3 b) { transpose_tiled<coalesce::padded><<<t, b, 0, s>>>(i, o); }},
+      {"tile swizzled (c ^ r)", [](pitched_view<const float> i, pitched_view<float> o, cudaStream_t s, dim3 t,
+                                   dim3 b) { transpose_tiled<coalesce::swizzled><<<t, b, 0, s>>>(i, o); }},
+      {"coalesce::transpose", [](pitched_view<const float> i, pitched_view<float> o, cudaStream_t s, dim3,
+                                 dim3) { coalesce::transpose(i, o, s); }},
   };
   bool correct = true;
   for (const auto& r : rungs) {
@@ -81,7 +73,8 @@ int main() {
     if (profiler.available()) {
       const auto m = profiler.measure([&] { launch(0); });
       std::printf("%-28s %9.1f %8.1f%% %6.1f%% %13.2f %13.2f %18.2f\n", r.name, bw.gigabytes_per_s,
-                  100.0 * bw.ratio_to_memcpy, 100.0 * bw.fraction_of_dram_peak, m.load_sectors_per_request(), m.store_sectors_per_request(), m.shared_load_wavefronts_per_instruction());
+                  100.0 * bw.ratio_to_memcpy, 100.0 * bw.fraction_of_dram_peak, m.load_sectors_per_request(),
+                  m.store_sectors_per_request(), m.shared_load_wavefronts_per_instruction());
     } else {
       std::printf("%-28s %9.1f %8.1f%% %6.1f%% %13s %13s %18s\n", r.name, bw.gigabytes_per_s,
                   100.0 * bw.ratio_to_memcpy, 100.0 * bw.fraction_of_dram_peak, "n/a", "n/a", "n/a");

@@ -91,8 +91,8 @@ int main() {
     if (profiler.available()) {
       const auto m = profiler.measure([&] { launch(0); });
       std::printf("%-28s %9.1f %8.1f%% %6.1f%% %15.2f %16.2f %14.1f\n", name, bw.gigabytes_per_s,
-                  100 * bw.ratio_to_memcpy, 100 * bw.fraction_of_dram_peak, m.load_sectors_per_request(), m.store_sectors_per_request(),
-                  (m.dram_bytes_read() + m.dram_bytes_write()) / 1e6);
+                  100 * bw.ratio_to_memcpy, 100 * bw.fraction_of_dram_peak, m.load_sectors_per_request(),
+                  m.store_sectors_per_request(), (m.dram_bytes_read() + m.dram_bytes_write()) / 1e6);
     } else {
       std::printf("%-28s %9.1f %8.1f%% %6.1f%% %15s %16s %14s\n", name, bw.gigabytes_per_s, 100 * bw.ratio_to_memcpy,
                   100 * bw.fraction_of_dram_peak, "n/a", "n/a", "n/a");
@@ -101,7 +101,8 @@ int main() {
   const unsigned blocks = unsigned((n + 255) / 256);
   report("Particle* (AoS)", [&](cudaStream_t s) { advance<<<blocks, 256, 0, s>>>(aos.data(), n, 0.001f); });
   report("soa_view<Particle> (SoA)", [&](cudaStream_t s) { advance<<<blocks, 256, 0, s>>>(soa.view(), n, 0.001f); });
-  report("coalesce::for_each (SoA)", [&](cudaStream_t s) { coalesce::for_each(columns.view(), advance_one{0.001f}, s); });
+  report("coalesce::for_each (SoA)",
+         [&](cudaStream_t s) { coalesce::for_each(columns.view(), advance_one{0.001f}, s); });
   if (!profiler.available()) std::printf("(counters unavailable: %s)\n", profiler.unavailable_reason()->c_str());
 
   // All three ran the same number of updates; they must agree exactly.
@@ -126,7 +127,8 @@ int main() {
   const auto left = columns.to_vector();
   bool same = removed == n - inside.size() && left.size() == inside.size();
   for (std::size_t i = 0; same && i < left.size(); ++i)
-    same = left[i].x == inside[i].x && left[i].y == inside[i].y && left[i].z == inside[i].z && left[i].vx == inside[i].vx;
+    same =
+        left[i].x == inside[i].x && left[i].y == inside[i].y && left[i].z == inside[i].z && left[i].vx == inside[i].vx;
   if (!same) {
     std::printf("MISMATCH in the removal of the particles that left the box\n");
     return 1;

@@ -46,8 +46,8 @@ __global__ void matmul_shared(pitched_view<const float> a, pitched_view<const fl
 // Rung 3: 128 x 128 outputs per block of 16 x 16 threads, 8 x 8 per thread in registers, K in
 // steps of 8. Thread (tx, ty) owns rows ty + 16i and columns tx + 16j: a warp's B reads are 16
 // consecutive floats (conflict-free) and its A reads two broadcast addresses.
-__global__ void __launch_bounds__(256) matmul_registers(pitched_view<const float> a, pitched_view<const float> b,
-                                                        pitched_view<float> c) {
+__global__ void __launch_bounds__(256)
+    matmul_registers(pitched_view<const float> a, pitched_view<const float> b, pitched_view<float> c) {
   constexpr unsigned tile = 128, depth = 8, per_thread = 8, threads = 16;
   __shared__ coalesce::shared_tile<float, tile, depth> a_tile;
   __shared__ coalesce::shared_tile<float, depth, tile> b_tile;
@@ -111,16 +111,20 @@ int main() {
   std::printf("%-34s %10.2f %11.1f%%\n", "cuBLAS SGEMM", flops / (cublas_ms * 1e9), 100.0);
   struct rung {
     const char* name;
-    void (*launch)(pitched_view<const float>, pitched_view<const float>, pitched_view<float>, std::size_t, cudaStream_t);
+    void (*launch)(pitched_view<const float>, pitched_view<const float>, pitched_view<float>, std::size_t,
+                   cudaStream_t);
   };
   const rung rungs[] = {
-      {"naive", [](auto a, auto b, auto c, std::size_t n, cudaStream_t s) {
+      {"naive",
+       [](auto a, auto b, auto c, std::size_t n, cudaStream_t s) {
          matmul_naive<<<dim3(unsigned(n / 32), unsigned(n / 8)), dim3(32, 8), 0, s>>>(a, b, c);
        }},
-      {"32 x 32 shared tiles", [](auto a, auto b, auto c, std::size_t n, cudaStream_t s) {
+      {"32 x 32 shared tiles",
+       [](auto a, auto b, auto c, std::size_t n, cudaStream_t s) {
          matmul_shared<<<dim3(unsigned(n / 32), unsigned(n / 32)), dim3(32, 32), 0, s>>>(a, b, c);
        }},
-      {"128 x 128 tiles, 8 x 8 registers", [](auto a, auto b, auto c, std::size_t n, cudaStream_t s) {
+      {"128 x 128 tiles, 8 x 8 registers",
+       [](auto a, auto b, auto c, std::size_t n, cudaStream_t s) {
          matmul_registers<<<dim3(unsigned(n / 128), unsigned(n / 128)), dim3(16, 16), 0, s>>>(a, b, c);
        }},
   };

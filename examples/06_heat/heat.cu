@@ -68,8 +68,8 @@ int main() {
         coalesce::stencil<1>(coalesce::interior, a.view(), b.view(), [] __device__(auto n) { return jacobi{}(n); }, s);
       },
       2.0 * double(big) * double(big) * sizeof(float));
-  std::printf("one sweep of %zu x %zu: %.1f GB/s, %.1f%% of cudaMemcpy (%.0f GB/s), %.1f%% of the DRAM peak\n", big, big,
-              sweep.gigabytes_per_s, 100.0 * sweep.ratio_to_memcpy, meter.memcpy_gigabytes_per_s(),
+  std::printf("one sweep of %zu x %zu: %.1f GB/s, %.1f%% of cudaMemcpy (%.0f GB/s), %.1f%% of the DRAM peak\n", big,
+              big, sweep.gigabytes_per_s, 100.0 * sweep.ratio_to_memcpy, meter.memcpy_gigabytes_per_s(),
               100.0 * sweep.fraction_of_dram_peak);
   return 0;
 }

@@ -75,7 +75,8 @@ std::vector<float> two_gpus(const std::vector<float>& plate, std::size_t rows, s
     u.emplace_back(block, own + 2, cols);
     next.emplace_back(block, own + 2, cols);
   }
-  const std::array<coalesce::row_neighbours, ranks> neighbours{coalesce::row_neighbours{-1, 1}, coalesce::row_neighbours{0, -1}};
+  const std::array<coalesce::row_neighbours, ranks> neighbours{coalesce::row_neighbours{-1, 1},
+                                                               coalesce::row_neighbours{0, -1}};
   for (int s = 0; s < sweeps; ++s) {
     check(ncclGroupStart(), "ncclGroupStart");
     for (int r = 0; r < ranks; ++r) {
@@ -148,12 +149,15 @@ int main() {
   for (int step = 0; step < 20; ++step) {
     for (int g = 0; g < ranks; ++g) {
       check(cudaSetDevice(g), "cudaSetDevice");
-      coalesce::for_each(tracers[g].view(), [=] __device__(auto t) {  // drift, reflected at the box's walls
-        float x = t.x + dt * t.vx, vx = t.vx;
-        if (x < -1.0f || x >= 1.0f) vx = -vx, x = t.x;
-        t.x = x;
-        t.vx = vx;
-      }, tracers[g].stream());
+      coalesce::for_each(
+          tracers[g].view(),
+          [=] __device__(auto t) {  // drift, reflected at the box's walls
+            float x = t.x + dt * t.vx, vx = t.vx;
+            if (x < -1.0f || x >= 1.0f) vx = -vx, x = t.x;
+            t.x = x;
+            t.vx = vx;
+          },
+          tracers[g].stream());
     }
     const auto moves = coalesce::migrate(tracers, side_of_x{}, comms, gpus);
     for (const auto& m : moves) crossed += m.departed;
@@ -165,16 +169,17 @@ int main() {
     check(cudaSetDevice(g), "cudaSetDevice");
     const auto view = tracers[g].view();
     total += view.size();
-    id_sum += coalesce::transform_reduce(view, [] __device__(auto t) { return (unsigned long long)(std::uint32_t(t.id)); },
-                                         0ull, [] __device__(unsigned long long a, unsigned long long b) { return a + b; },
-                                         tracers[g].stream());
-    misplaced += coalesce::transform_reduce(view, [=] __device__(auto t) { return side_of_x{}(t) == g ? 0ull : 1ull; }, 0ull,
-                                            [] __device__(unsigned long long a, unsigned long long b) { return a + b; },
-                                            tracers[g].stream());
+    id_sum += coalesce::transform_reduce(
+        view, [] __device__(auto t) { return (unsigned long long)(std::uint32_t(t.id)); }, 0ull,
+        [] __device__(unsigned long long a, unsigned long long b) { return a + b; }, tracers[g].stream());
+    misplaced += coalesce::transform_reduce(
+        view, [=] __device__(auto t) { return side_of_x{}(t) == g ? 0ull : 1ull; }, 0ull,
+        [] __device__(unsigned long long a, unsigned long long b) { return a + b; }, tracers[g].stream());
   }
   const unsigned long long expected_sum = (unsigned long long)n * (n - 1) / 2;
-  std::printf("tracers: %zu crossings in 20 steps; %zu tracers (of %u), id sum %llu (expected %llu), %llu on the wrong GPU\n",
-              crossed, total, n, id_sum, expected_sum, misplaced);
+  std::printf(
+      "tracers: %zu crossings in 20 steps; %zu tracers (of %u), id sum %llu (expected %llu), %llu on the wrong GPU\n",
+      crossed, total, n, id_sum, expected_sum, misplaced);
   if (total != n || id_sum != expected_sum || misplaced != 0 || crossed == 0) status = 1;
 
   for (auto c : comms) (void)ncclCommDestroy(c);

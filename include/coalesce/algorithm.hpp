@@ -9,34 +9,35 @@
 
 #if !defined(__CUDACC__)
 // One error instead of pages: a host compiler stops at the first CUDA keyword in here.
-#  error "coalesce/algorithm.hpp launches kernels: include it from a .cu file (or a source with LANGUAGE CUDA), compiled by nvcc"
+#  error \
+      "coalesce/algorithm.hpp launches kernels: include it from a .cu file (or a source with LANGUAGE CUDA), compiled by nvcc"
 #else
 
-#include <coalesce/config.hpp>
-#include <coalesce/detail/chunk_walk.hpp>
-#include <coalesce/detail/device_memory.hpp>
-#include <coalesce/detail/fill_walk.hpp>
-#include <coalesce/detail/launch.hpp>
-#include <coalesce/detail/nvtx.hpp>
-#include <coalesce/detail/staged_walk.hpp>
-#include <coalesce/detail/strided_column.hpp>
-#include <coalesce/detail/view_adapter_base.hpp>
-#include <coalesce/detail/view_declarations.hpp>
-#include <coalesce/detail/view_walks.hpp>
-#include <coalesce/detail/zip_columns.hpp>
-#include <coalesce/error.hpp>
-#include <coalesce/soa.hpp>
+#  include <coalesce/config.hpp>
+#  include <coalesce/detail/chunk_walk.hpp>
+#  include <coalesce/detail/device_memory.hpp>
+#  include <coalesce/detail/fill_walk.hpp>
+#  include <coalesce/detail/launch.hpp>
+#  include <coalesce/detail/nvtx.hpp>
+#  include <coalesce/detail/staged_walk.hpp>
+#  include <coalesce/detail/strided_column.hpp>
+#  include <coalesce/detail/view_adapter_base.hpp>
+#  include <coalesce/detail/view_declarations.hpp>
+#  include <coalesce/detail/view_walks.hpp>
+#  include <coalesce/detail/zip_columns.hpp>
+#  include <coalesce/error.hpp>
+#  include <coalesce/soa.hpp>
 
 // pitched_view and cuda::std::span are only declared, and the mdspan adapter comes with
 // <coalesce/pitched_matrix.hpp>: their headers cost more than the rest of this one, and a caller
 // that hands one of them over has included its header.
-#include <cuda_runtime_api.h>
+#  include <cuda_runtime_api.h>
 
-#include <cstddef>
-#include <cstdint>
-#include <stdexcept>
-#include <string>
-#include <type_traits>
+#  include <cstddef>
+#  include <cstdint>
+#  include <stdexcept>
+#  include <string>
+#  include <type_traits>
 
 namespace coalesce {
 
@@ -73,7 +74,8 @@ __global__ void walk_rows_kernel(pitched_view<T, device_space> view, F f) {
 
 template <class F>
 __global__ void walk_indices_kernel(std::size_t n, F f) {
-  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
+  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x)
     f(i);
 }
 
@@ -95,7 +97,8 @@ void launch_row_walk(pitched_view<T, device_space> view, F f, row_walk shape, cu
   if (view.empty()) return;
   require_device_memory(view.data(), what);
   throw_if_earlier_error(what);
-  if (shape.threads_along_row == 0 || shape.rows_per_block == 0 || std::size_t(shape.threads_along_row) * shape.rows_per_block > 1024)
+  if (shape.threads_along_row == 0 || shape.rows_per_block == 0 ||
+      std::size_t(shape.threads_along_row) * shape.rows_per_block > 1024)
     throw std::invalid_argument("coalesce::for_each_index: a row_walk needs 1 to 1024 threads per block");
   const dim3 block(shape.threads_along_row, shape.rows_per_block);
   const unsigned grid = one_wave_grid<walk_rows_kernel<T, F>>(block.x * block.y, (view.rows() + block.y - 1) / block.y);
@@ -131,7 +134,6 @@ void transform_columns(const In& in, const Out& out, std::size_t rows, std::size
 }
 
 }  // namespace detail
-
 
 /// Calls f(r, c) on the device once for every element of `view` (a pitched_view of device
 /// memory), asynchronously on `stream`; threadIdx.x runs along columns so a warp's accesses to row
@@ -230,7 +232,8 @@ template <class T, class F>
 void for_each(T* data, std::size_t size, F f, cudaStream_t stream = 0) {
   COALESCE_DETAIL_NVTX_RANGE("coalesce::for_each");
   static_assert(!std::is_const_v<T>, "coalesce::for_each: the elements must be writable");
-  static_assert(std::is_const_v<T> || std::is_trivially_copyable_v<T>, "coalesce::for_each: T must be trivially copyable");
+  static_assert(std::is_const_v<T> || std::is_trivially_copyable_v<T>,
+                "coalesce::for_each: T must be trivially copyable");
   if constexpr (!std::is_const_v<T> && std::is_trivially_copyable_v<T>) detail::for_each_run(data, size, f, stream);
 }
 
@@ -361,6 +364,6 @@ void for_each_index(pitched_volume_view<T, device_space> volume, F f, cudaStream
 }  // namespace coalesce
 
 // The same calls handed a device container, on its stream: after the view overloads they call.
-#include <coalesce/detail/algorithm_containers.hpp>
+#  include <coalesce/detail/algorithm_containers.hpp>
 
 #endif  // __CUDACC__

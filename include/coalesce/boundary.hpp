@@ -31,7 +31,8 @@ inline constexpr interior_t interior{};  ///< the interior policy
 /// Reads beyond an edge return `value` (converted to the input's element type).
 template <class T>
 struct constant {
-  static_assert(std::is_trivially_copyable_v<T>, "coalesce::constant<T>: T must be trivially copyable (it is passed to kernels)");
+  static_assert(std::is_trivially_copyable_v<T>,
+                "coalesce::constant<T>: T must be trivially copyable (it is passed to kernels)");
   T value;  ///< what a read beyond the edge returns
   COALESCE_HOST_DEVICE constexpr explicit constant(T v) : value(v) {}  ///< reads beyond the edge return v
 };
@@ -87,7 +88,8 @@ COALESCE_HOST_DEVICE constexpr I boundary_index(const constant<T>&, I i, cuda::s
 /// Whether position `i` of an axis of `n` elements has all of [i - radius, i + radius] inside the
 /// axis: the outputs interior writes.
 template <class I>
-COALESCE_HOST_DEVICE constexpr bool interior_contains(cuda::std::type_identity_t<I> radius, I i, cuda::std::type_identity_t<I> n) {
+COALESCE_HOST_DEVICE constexpr bool interior_contains(cuda::std::type_identity_t<I> radius, I i,
+                                                      cuda::std::type_identity_t<I> n) {
   return i >= radius && i + radius < n;
 }
 

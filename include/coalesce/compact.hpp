@@ -7,21 +7,22 @@
 
 #if !defined(__CUDACC__)
 // One error instead of pages: a host compiler stops at the first CUDA keyword in here.
-#  error "coalesce/compact.hpp launches kernels: include it from a .cu file (or a source with LANGUAGE CUDA), compiled by nvcc"
+#  error \
+      "coalesce/compact.hpp launches kernels: include it from a .cu file (or a source with LANGUAGE CUDA), compiled by nvcc"
 #else
 
-#include <coalesce/algorithm.hpp>
-#include <coalesce/config.hpp>
-#include <coalesce/detail/capture.hpp>
-#include <coalesce/detail/compact_walk.hpp>
-#include <coalesce/detail/nvtx.hpp>
-#include <coalesce/memory.hpp>
-#include <coalesce/soa.hpp>
+#  include <coalesce/algorithm.hpp>
+#  include <coalesce/config.hpp>
+#  include <coalesce/detail/capture.hpp>
+#  include <coalesce/detail/compact_walk.hpp>
+#  include <coalesce/detail/nvtx.hpp>
+#  include <coalesce/memory.hpp>
+#  include <coalesce/soa.hpp>
 
-#include <cuda_runtime_api.h>
+#  include <cuda_runtime_api.h>
 
-#include <cstddef>
-#include <type_traits>
+#  include <cstddef>
+#  include <type_traits>
 
 namespace coalesce {
 namespace detail {

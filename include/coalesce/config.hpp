@@ -88,9 +88,9 @@
 // probe's point) and that detail::probe_object, declared and never defined, has no definition
 // (-Wundefined-var-template); g++ and nvcc say nothing.
 #if defined(__clang__)
-#  define COALESCE_DETAIL_PROBES_BEGIN                                                                \
-     _Pragma("clang diagnostic push") _Pragma("clang diagnostic ignored \"-Wmissing-field-initializers\"") \
-         _Pragma("clang diagnostic ignored \"-Wundefined-var-template\"")
+#  define COALESCE_DETAIL_PROBES_BEGIN                                                                    \
+    _Pragma("clang diagnostic push") _Pragma("clang diagnostic ignored \"-Wmissing-field-initializers\"") \
+        _Pragma("clang diagnostic ignored \"-Wundefined-var-template\"")
 #  define COALESCE_DETAIL_PROBES_END _Pragma("clang diagnostic pop")
 #else
 #  define COALESCE_DETAIL_PROBES_BEGIN
@@ -117,9 +117,9 @@
 // three traits). Named function objects, __host__ __device__ lambdas, cuda::proclaim_return_type
 // and lambdas with `-> R` pass.
 #if defined(__CUDACC_EXTENDED_LAMBDA__) && !COALESCE_DEVICE_PASS
-#  define COALESCE_DETAIL_RESULT_VISIBLE_ON_HOST(F)                                                    \
-     (!__nv_is_extended_device_lambda_closure_type(F) || __nv_is_extended_host_device_lambda_closure_type(F) || \
-      __nv_is_extended_device_lambda_with_preserved_return_type(F))
+#  define COALESCE_DETAIL_RESULT_VISIBLE_ON_HOST(F)                                                            \
+    (!__nv_is_extended_device_lambda_closure_type(F) || __nv_is_extended_host_device_lambda_closure_type(F) || \
+     __nv_is_extended_device_lambda_with_preserved_return_type(F))
 #else
 #  define COALESCE_DETAIL_RESULT_VISIBLE_ON_HOST(F) true
 #endif
@@ -145,23 +145,23 @@
 #  if COALESCE_DEBUG
 #    if COALESCE_DEVICE_PASS
 #      include <cstdio>
-#      define COALESCE_ASSERT(cond, msg)                                                              \
-         do {                                                                                        \
-           if (!(cond)) {                                                                            \
-             ::printf("coalesce: %s:%d: %s (%s)\n", __FILE__, __LINE__, msg, #cond);                 \
-             __trap();                                                                               \
-           }                                                                                         \
-         } while (0)
+#      define COALESCE_ASSERT(cond, msg)                                            \
+        do {                                                                        \
+          if (!(cond)) {                                                            \
+            ::printf("coalesce: %s:%d: %s (%s)\n", __FILE__, __LINE__, msg, #cond); \
+            __trap();                                                               \
+          }                                                                         \
+        } while (0)
 #    else
 #      include <cstdio>
 #      include <cstdlib>
-#      define COALESCE_ASSERT(cond, msg)                                                              \
-         do {                                                                                        \
-           if (!(cond)) {                                                                            \
-             std::fprintf(stderr, "coalesce: %s:%d: %s (%s)\n", __FILE__, __LINE__, msg, #cond);     \
-             std::abort();                                                                           \
-           }                                                                                         \
-         } while (0)
+#      define COALESCE_ASSERT(cond, msg)                                                        \
+        do {                                                                                    \
+          if (!(cond)) {                                                                        \
+            std::fprintf(stderr, "coalesce: %s:%d: %s (%s)\n", __FILE__, __LINE__, msg, #cond); \
+            std::abort();                                                                       \
+          }                                                                                     \
+        } while (0)
 #    endif
 #  else
 #    define COALESCE_ASSERT(cond, msg) ((void)0)

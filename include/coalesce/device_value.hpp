@@ -58,8 +58,8 @@ class device_value {
     constexpr const char* what = "coalesce::device_value(initial, resource)";
     detail::refuse_capture_of<device_space, Resource>(detail::uncapturable::allocates, resource.stream(), what,
                                                       "construct it before the capture begins");
-    detail::owned_bytes<Resource> bytes(resource, sizeof(T), alignof(T) > allocation_alignment ? alignof(T)
-                                                                                               : allocation_alignment);
+    detail::owned_bytes<Resource> bytes(resource, sizeof(T),
+                                        alignof(T) > allocation_alignment ? alignof(T) : allocation_alignment);
     // From a copy on the stack, which is pageable: CUDA stages a pageable source before the call
     // returns, so the copy may go next. (`initial` itself might be pinned, which the copy engine
     // would read later, after it may have changed.)

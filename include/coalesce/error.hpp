@@ -52,7 +52,9 @@ inline void throw_on_error(cudaError_t code, const char* what_failed) {
   }
 }
 /// The same with the operation's name as a std::string.
-inline void throw_on_error(cudaError_t code, const std::string& what_failed) { throw_on_error(code, what_failed.c_str()); }
+inline void throw_on_error(cudaError_t code, const std::string& what_failed) {
+  throw_on_error(code, what_failed.c_str());
+}
 
 namespace detail {
 

@@ -28,8 +28,8 @@ namespace coalesce {
 template <class... Views>
 struct input_list {
   detail::value_pack<Views...> views;  ///< the inputs' views, in the order given
-  cudaStream_t stream = 0;             ///< the first container's stream, if has_stream
-  bool has_stream = false;             ///< whether one of the inputs was a container
+  cudaStream_t stream = 0;  ///< the first container's stream, if has_stream
+  bool has_stream = false;  ///< whether one of the inputs was a container
 
   static constexpr std::size_t size() noexcept { return sizeof...(Views); }  ///< the number of inputs
 };
@@ -58,7 +58,8 @@ struct container_input {
   static constexpr bool is_container = true;
 };
 template <class T, std::size_t Extent>
-struct input_of<cuda::std::span<T, Extent>> : view_input<cuda::std::span<T, Extent>, cuda::std::span<const T, Extent>> {};
+struct input_of<cuda::std::span<T, Extent>> : view_input<cuda::std::span<T, Extent>, cuda::std::span<const T, Extent>> {
+};
 template <class T, class S>
 struct input_of<soa_view<T, S>> : view_input<soa_view<T, S>, soa_view<const T, S>> {};
 template <class T, class S, class R>
@@ -70,7 +71,8 @@ struct input_of<pitched_matrix<T, S, P, R>> : container_input<pitched_matrix<T, 
 template <class T, class S>
 struct input_of<pitched_volume_view<T, S>> : view_input<pitched_volume_view<T, S>, pitched_volume_view<const T, S>> {};
 template <class T, class S, class P, class R>
-struct input_of<pitched_volume<T, S, P, R>> : container_input<pitched_volume<T, S, P, R>, pitched_volume_view<const T, S>> {};
+struct input_of<pitched_volume<T, S, P, R>>
+    : container_input<pitched_volume<T, S, P, R>, pitched_volume_view<const T, S>> {};
 
 template <class T>
 inline constexpr bool is_input_list_v = false;

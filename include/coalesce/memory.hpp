@@ -92,7 +92,9 @@ class device_resource {
     const cudaError_t status = ::cudaMallocAsync(&p, bytes, stream_);
     return detail::allocated_or_throw(status, p, "cudaMallocAsync", bytes);
   }
-  void deallocate(void* p, std::size_t /*bytes*/) noexcept { (void)::cudaFreeAsync(p, stream_); }  ///< cudaFreeAsync on stream()
+  void deallocate(void* p, std::size_t /*bytes*/) noexcept {
+    (void)::cudaFreeAsync(p, stream_);
+  }  ///< cudaFreeAsync on stream()
   cudaStream_t stream() const noexcept { return stream_; }  ///< the stream allocation and release are ordered on
 
  private:
@@ -124,8 +126,8 @@ class pool_resource {
     const detail::current_device_guard on_device(stream_ == nullptr ? device_ : -1);
     void* p = nullptr;
     const cudaError_t status = ::cudaMallocFromPoolAsync(&p, bytes, detail::device_pool(device_), stream_);
-    return detail::allocated_or_throw(status, p, "cudaMallocFromPoolAsync (coalesce's pool on device " + std::to_string(device_) + ")",
-                                      bytes);
+    return detail::allocated_or_throw(
+        status, p, "cudaMallocFromPoolAsync (coalesce's pool on device " + std::to_string(device_) + ")", bytes);
   }
   /// Gives `p` back to the pool when stream() reaches this point (cudaFreeAsync): work already
   /// ordered on stream() may still use it, work on other streams must have finished.
@@ -275,7 +277,8 @@ inline constexpr bool copies_asynchronously = std::is_same_v<Space, device_space
 // staging buffer that a CUDA graph cannot capture).
 template <class ToSpace, class ToResource, class FromSpace, class FromResource>
 struct async_copy_between {
-  static constexpr bool device_involved = std::is_same_v<ToSpace, device_space> || std::is_same_v<FromSpace, device_space>;
+  static constexpr bool device_involved =
+      std::is_same_v<ToSpace, device_space> || std::is_same_v<FromSpace, device_space>;
   static constexpr bool host_side_pinned =
       copies_asynchronously<ToSpace, ToResource> && copies_asynchronously<FromSpace, FromResource>;
   static constexpr bool possible = device_involved && host_side_pinned;

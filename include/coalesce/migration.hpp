@@ -40,29 +40,30 @@
 
 #if !defined(__CUDACC__)
 // One error instead of pages: a host compiler stops at the first CUDA keyword in here.
-#  error "coalesce/migration.hpp launches kernels: include it from a .cu file (or a source with LANGUAGE CUDA), compiled by nvcc"
+#  error \
+      "coalesce/migration.hpp launches kernels: include it from a .cu file (or a source with LANGUAGE CUDA), compiled by nvcc"
 #else
 
-#include <coalesce/config.hpp>
-#include <coalesce/detail/migration_local.hpp>
-#include <coalesce/detail/nvtx.hpp>
-#include <coalesce/detail/reorder_plan.hpp>
-#include <coalesce/error.hpp>
-#include <coalesce/memory.hpp>
-#include <coalesce/nccl.hpp>
-#include <coalesce/reorder.hpp>
-#include <coalesce/soa.hpp>
+#  include <coalesce/config.hpp>
+#  include <coalesce/detail/migration_local.hpp>
+#  include <coalesce/detail/nvtx.hpp>
+#  include <coalesce/detail/reorder_plan.hpp>
+#  include <coalesce/error.hpp>
+#  include <coalesce/memory.hpp>
+#  include <coalesce/nccl.hpp>
+#  include <coalesce/reorder.hpp>
+#  include <coalesce/soa.hpp>
 
-#include <cuda_runtime_api.h>
-#include <nccl.h>
+#  include <cuda_runtime_api.h>
+#  include <nccl.h>
 
-#include <cstddef>
-#include <cstdint>
-#include <stdexcept>
-#include <string>
-#include <type_traits>
-#include <utility>
-#include <vector>
+#  include <cstddef>
+#  include <cstdint>
+#  include <stdexcept>
+#  include <string>
+#  include <type_traits>
+#  include <utility>
+#  include <vector>
 
 namespace coalesce {
 
@@ -84,15 +85,14 @@ class particle_migration {
   /// the communicator; coalesce::nccl_error or coalesce::cuda_error if a call fails.
   template <class Destination>
   particle_migration(soa_vector<T, device_space, Resource>& particles, Destination destination, ncclComm_t comm)
-      : particles_(&particles),
-        comm_(comm),
+      : particles_(&particles), comm_(comm),
         device_((detail::throw_if_earlier_error("coalesce::migrate"), detail::current_device())),
-        departures_(particles.resource()),
-        pool_(particles.stream()) {
+        departures_(particles.resource()), pool_(particles.stream()) {
     detail::refuse_migration_capture(particles.stream(), "coalesce::particle_migration");
     throw_on_nccl_error(::ncclCommUserRank(comm, &rank_), "coalesce::particle_migration: ncclCommUserRank");
     throw_on_nccl_error(::ncclCommCount(comm, &ranks_), "coalesce::particle_migration: ncclCommCount");
-    counts_ = detail::owned_bytes<pool_resource>(pool_, 2 * std::size_t(ranks_) * sizeof(unsigned long long), allocation_alignment);
+    counts_ = detail::owned_bytes<pool_resource>(pool_, 2 * std::size_t(ranks_) * sizeof(unsigned long long),
+                                                 allocation_alignment);
     // Zero, so that the entry for this rank, which nothing receives, is copied back initialized.
     throw_on_error(::cudaMemsetAsync(received_counts(), 0, std::size_t(ranks_) * sizeof(unsigned long long), stream()),
                    "coalesce::particle_migration: cudaMemsetAsync");
@@ -201,13 +201,13 @@ class particle_migration {
     const auto to = particles_->view();
     // Both sides post the columns in leaf order: NCCL pairs a peer's messages in posting order.
     if (out > 0)
-      (throw_on_nccl_error(::ncclSend(from.template leaf_column<L>() + send_from, out * sizeof(*from.template leaf_column<L>()),
-                                      ncclUint8, peer, comm_, stream()),
+      (throw_on_nccl_error(::ncclSend(from.template leaf_column<L>() + send_from,
+                                      out * sizeof(*from.template leaf_column<L>()), ncclUint8, peer, comm_, stream()),
                            "coalesce::particle_migration: ncclSend"),
        ...);
     if (in > 0)
-      (throw_on_nccl_error(::ncclRecv(to.template leaf_column<L>() + receive_at, in * sizeof(*to.template leaf_column<L>()),
-                                      ncclUint8, peer, comm_, stream()),
+      (throw_on_nccl_error(::ncclRecv(to.template leaf_column<L>() + receive_at,
+                                      in * sizeof(*to.template leaf_column<L>()), ncclUint8, peer, comm_, stream()),
                            "coalesce::particle_migration: ncclRecv"),
        ...);
   }
@@ -256,8 +256,9 @@ migration_counts migrate(soa_vector<T, device_space, Resource>& particles, Desti
 /// rank's destination is bad, the ranks made before it put their departures back, so that no
 /// vector loses a particle (those that stayed are compacted, and the departures follow them).
 template <class T, class Resource, class Destination>
-std::vector<migration_counts> migrate(std::vector<soa_vector<T, device_space, Resource>>& particles, Destination destination,
-                                      const std::vector<ncclComm_t>& comms, const std::vector<int>& devices) {
+std::vector<migration_counts> migrate(std::vector<soa_vector<T, device_space, Resource>>& particles,
+                                      Destination destination, const std::vector<ncclComm_t>& comms,
+                                      const std::vector<int>& devices) {
   COALESCE_DETAIL_NVTX_RANGE("coalesce::migrate");
   if (comms.size() != particles.size() || devices.size() != particles.size())
     throw std::invalid_argument("coalesce::migrate: " + std::to_string(particles.size()) + " vectors, " +
@@ -270,7 +271,9 @@ std::vector<migration_counts> migrate(std::vector<soa_vector<T, device_space, Re
     int device;
     ~restore_device() { (void)::cudaSetDevice(device); }
   } restore{current};
-  const auto on = [&](std::size_t r) { throw_on_error(::cudaSetDevice(devices[r]), "coalesce::migrate: cudaSetDevice"); };
+  const auto on = [&](std::size_t r) {
+    throw_on_error(::cudaSetDevice(devices[r]), "coalesce::migrate: cudaSetDevice");
+  };
   for (std::size_t r = 0; r < particles.size(); ++r)
     on(r), detail::refuse_migration_capture(particles[r].stream(), "coalesce::migrate");
   const auto each_in_one_group = [&](auto&& step) {
@@ -281,7 +284,8 @@ std::vector<migration_counts> migrate(std::vector<soa_vector<T, device_space, Re
   std::vector<particle_migration<T, Resource>> migrations;
   migrations.reserve(particles.size());
   try {
-    for (std::size_t r = 0; r < particles.size(); ++r) on(r), migrations.emplace_back(particles[r], destination, comms[r]);
+    for (std::size_t r = 0; r < particles.size(); ++r)
+      on(r), migrations.emplace_back(particles[r], destination, comms[r]);
   } catch (...) {
     // A bad destination on a later rank: the ranks already packed put their departures back, so
     // that nothing is lost (the rank that threw moved nothing). A failure to put them back must

@@ -164,8 +164,7 @@ COALESCE_HOST_DEVICE constexpr shared_cost one_shared_request(const AddressOf& a
   // pass.
   const unsigned phases = warp_size / phase;
   for (unsigned k = 0; k < phases; ++k) {
-    const bool merges_with_previous =
-        k % 2 == 1 && is_single[k] && is_single[k - 1] && single[k] == single[k - 1];
+    const bool merges_with_previous = k % 2 == 1 && is_single[k] && is_single[k - 1] && single[k] == single[k - 1];
     cost.wavefronts += merges_with_previous ? 0u : passes[k];
   }
   return cost;
@@ -224,7 +223,8 @@ COALESCE_HOST_DEVICE constexpr shared_cost warp_shared_access(const AddressOf& a
 namespace detail {
 
 template <class Lane, class Array>
-COALESCE_HOST_DEVICE constexpr global_cost global_access_of(const Array& addresses, std::size_t n, unsigned elem_bytes) {
+COALESCE_HOST_DEVICE constexpr global_cost global_access_of(const Array& addresses, std::size_t n,
+                                                            unsigned elem_bytes) {
   global_cost total{};
   for (std::size_t first = 0; first < n; first += warp_size) {
     const Lane lane{addresses, first};
@@ -240,7 +240,8 @@ COALESCE_HOST_DEVICE constexpr global_cost global_access_of(const Array& address
 template <std::size_t N>
 COALESCE_HOST_DEVICE constexpr global_cost global_access(const cuda::std::array<std::uint64_t, N>& byte_addresses,
                                                          unsigned elem_bytes) {
-  return detail::global_access_of<detail::array_lane<cuda::std::array<std::uint64_t, N>>>(byte_addresses, N, elem_bytes);
+  return detail::global_access_of<detail::array_lane<cuda::std::array<std::uint64_t, N>>>(byte_addresses, N,
+                                                                                          elem_bytes);
 }
 
 /// The same from a std::array of addresses (host code).
@@ -295,8 +296,9 @@ COALESCE_HOST_DEVICE constexpr unsigned seed_line_formula(std::size_t stride_byt
 /// For floats at radius 1: one vector a thread in blocks of 256 across (the walk's first design)
 /// gives 3 x 130 / 128 = 3.05, the bands of 64 x 4 threads and 2 rows 10 x 34 / 256 = 1.33.
 COALESCE_HOST_DEVICE constexpr double band_halo_sectors_per_output_sector(unsigned radius, unsigned elem_bytes,
-                                                                          unsigned vector_elements, unsigned rows_per_thread,
-                                                                          unsigned block_x, unsigned block_y) {
+                                                                          unsigned vector_elements,
+                                                                          unsigned rows_per_thread, unsigned block_x,
+                                                                          unsigned block_y) {
   const double span_sectors = double(block_x) * vector_elements * elem_bytes / sector_bytes;
   const unsigned halo_sectors_each_side = (radius * elem_bytes + sector_bytes - 1) / sector_bytes;
   const double rows_out = double(block_y) * rows_per_thread;

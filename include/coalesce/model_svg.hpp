@@ -35,8 +35,8 @@ inline std::string svg_open(double width, double height, const std::string& titl
 }
 
 inline std::string text(double x, double y, const std::string& body, int size = 11, const char* anchor = "start") {
-  return fmt("<text x=\"%.1f\" y=\"%.1f\" font-size=\"%.0f\" ", x, y, size) + "text-anchor=\"" + anchor + "\">" +
-         body + "</text>\n";
+  return fmt("<text x=\"%.1f\" y=\"%.1f\" font-size=\"%.0f\" ", x, y, size) + "text-anchor=\"" + anchor + "\">" + body +
+         "</text>\n";
 }
 
 inline std::string rect(double x, double y, double w, double h, const char* fill, const char* stroke = "#555") {
@@ -71,7 +71,8 @@ std::string global_access_svg(const std::array<std::uint64_t, N>& byte_addresses
   // Sectors and lines.
   std::vector<std::uint64_t> line_list(lines.begin(), lines.end());
   auto line_pos = [&](std::uint64_t line_index, double& x, double& y) {
-    const std::size_t k = static_cast<std::size_t>(std::find(line_list.begin(), line_list.end(), line_index) - line_list.begin());
+    const std::size_t k =
+        static_cast<std::size_t>(std::find(line_list.begin(), line_list.end(), line_index) - line_list.begin());
     x = left + (k % per_row) * (line_w + line_gap);
     y = mem_top + (k / per_row) * row_h;
   };
@@ -148,7 +149,8 @@ std::string shared_access_svg(const std::array<std::uint64_t, N>& byte_addresses
     const unsigned bank = unsigned((byte_addresses[t] / bank_bytes) % bank_count);
     s += detail::line(x + (cell - 4) / 2, top + 22, left + bank * cell + (cell - 4) / 2, bank_top, "#34495e");
   }
-  s += detail::text(left, height - 30, "threads (top) -> banks (bottom); each cell below a bank is a distinct word", 12);
+  s +=
+      detail::text(left, height - 30, "threads (top) -> banks (bottom); each cell below a bank is a distinct word", 12);
   s += detail::text(left, height - 12,
                     std::to_string(cost.wavefronts) + " wavefront(s), worst conflict " +
                         std::to_string(cost.conflict_degree) + "-way",

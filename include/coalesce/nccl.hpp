@@ -25,25 +25,26 @@
 
 #if !defined(__CUDACC__)
 // One error instead of pages: a host compiler stops at the first CUDA keyword in here.
-#  error "coalesce/nccl.hpp launches packing kernels: include it from a .cu file (or a source with LANGUAGE CUDA), compiled by nvcc"
+#  error \
+      "coalesce/nccl.hpp launches packing kernels: include it from a .cu file (or a source with LANGUAGE CUDA), compiled by nvcc"
 #else
 
-#include <coalesce/detail/box_copy.hpp>
-#include <coalesce/detail/halo_parts.hpp>
-#include <coalesce/error.hpp>
-#include <coalesce/memory.hpp>
-#include <coalesce/pitched_matrix.hpp>
-#include <coalesce/pitched_volume.hpp>
+#  include <coalesce/detail/box_copy.hpp>
+#  include <coalesce/detail/halo_parts.hpp>
+#  include <coalesce/error.hpp>
+#  include <coalesce/memory.hpp>
+#  include <coalesce/pitched_matrix.hpp>
+#  include <coalesce/pitched_volume.hpp>
 
-#include <cuda_runtime_api.h>
-#include <nccl.h>
+#  include <cuda_runtime_api.h>
+#  include <nccl.h>
 
-#include <cstddef>
-#include <optional>
-#include <stdexcept>
-#include <string>
-#include <type_traits>
-#include <utility>
+#  include <cstddef>
+#  include <optional>
+#  include <stdexcept>
+#  include <string>
+#  include <type_traits>
+#  include <utility>
 
 namespace coalesce {
 
@@ -96,14 +97,17 @@ void in_nccl_group(const char* what, const Post& post) {
 // the right halo.
 inline void post_halo_messages(const halo_side& previous, const halo_side& next, const halo_messages& layers,
                                ncclComm_t comm, cudaStream_t stream, const char* what) {
-  const auto at = [&](const void* start, std::size_t k) { return static_cast<const unsigned char*>(start) + k * layers.stride; };
+  const auto at = [&](const void* start, std::size_t k) {
+    return static_cast<const unsigned char*>(start) + k * layers.stride;
+  };
   const auto to = [&](void* start, std::size_t k) { return static_cast<unsigned char*>(start) + k * layers.stride; };
   throw_if_earlier_error(what);  // NCCL does not look: a pending CUDA error is the caller's
   in_nccl_group(what, [&] {
     for (std::size_t k = 0; next.peer >= 0 && k < layers.count; ++k)
       throw_on_nccl_error(::ncclSend(at(next.send, k), layers.bytes, ncclUint8, next.peer, comm, stream), what);
     for (std::size_t k = 0; previous.peer >= 0 && k < layers.count; ++k)
-      throw_on_nccl_error(::ncclRecv(to(previous.receive, k), layers.bytes, ncclUint8, previous.peer, comm, stream), what);
+      throw_on_nccl_error(::ncclRecv(to(previous.receive, k), layers.bytes, ncclUint8, previous.peer, comm, stream),
+                          what);
     for (std::size_t k = 0; previous.peer >= 0 && k < layers.count; ++k)
       throw_on_nccl_error(::ncclSend(at(previous.send, k), layers.bytes, ncclUint8, previous.peer, comm, stream), what);
     for (std::size_t k = 0; next.peer >= 0 && k < layers.count; ++k)
@@ -126,7 +130,8 @@ inline void post_halo_messages(const halo_side& previous, const halo_side& next,
 template <class T>
 void exchange_row_halos(pitched_view<T> block, std::size_t halo, row_neighbours neighbours, ncclComm_t comm,
                         cudaStream_t stream) {
-  static_assert(!std::is_const_v<T>, "coalesce::exchange_row_halos: the block receives its halos: pass a writable view");
+  static_assert(!std::is_const_v<T>,
+                "coalesce::exchange_row_halos: the block receives its halos: pass a writable view");
   constexpr const char* what = "coalesce::exchange_row_halos";
   if (halo == 0 || (neighbours.above < 0 && neighbours.below < 0)) return;
   detail::require_room_for_halos(block.rows(), halo, what, "rows");
@@ -136,8 +141,8 @@ void exchange_row_halos(pitched_view<T> block, std::size_t halo, row_neighbours 
                           : detail::halo_messages{row_bytes, halo, block.pitch_bytes()};
   const std::size_t own_first = halo, own_last = block.rows() - 2 * halo;  // the rows sent up, and down
   detail::post_halo_messages(detail::halo_side{neighbours.above, block.row(own_first), block.row(0)},
-                             detail::halo_side{neighbours.below, block.row(own_last), block.row(block.rows() - halo)}, layers,
-                             comm, stream, what);
+                             detail::halo_side{neighbours.below, block.row(own_last), block.row(block.rows() - halo)},
+                             layers, comm, stream, what);
 }
 
 /// The split-phase form, for overlap: start() posts the exchange on a stream of its own, and
@@ -161,7 +166,9 @@ class row_halo_exchange {
     exchange_stream_ = exchange_stream;
   }
   /// Work queued on `work_stream` from now on sees the halos. After the outermost ncclGroupEnd.
-  void finish(cudaStream_t work_stream) { done_.order(exchange_stream_, work_stream, "coalesce::row_halo_exchange::finish"); }
+  void finish(cudaStream_t work_stream) {
+    done_.order(exchange_stream_, work_stream, "coalesce::row_halo_exchange::finish");
+  }
 
  private:
   pitched_view<T> block_;
@@ -214,7 +221,8 @@ struct axis_neighbours {
 /// is too thin for its halos, coalesce::nccl_error or coalesce::cuda_error if NCCL or CUDA fails.
 template <class T>
 class volume_halo_exchange {
-  static_assert(!std::is_const_v<T>, "coalesce::volume_halo_exchange: the block receives its halos: pass a writable view");
+  static_assert(!std::is_const_v<T>,
+                "coalesce::volume_halo_exchange: the block receives its halos: pass a writable view");
 
  public:
   /// The exchange of `halo` layers along `axis` of `block` with `neighbours` over `comm`, on
@@ -229,9 +237,13 @@ class volume_halo_exchange {
       halo_ = 0;  // nothing to exchange
       return;
     }
-    detail::require_room_for_halos(extent(), halo, what, axis == volume_axis::z ? "planes" : axis == volume_axis::y ? "rows" : "columns");
+    detail::require_room_for_halos(extent(), halo, what,
+                                   axis == volume_axis::z   ? "planes"
+                                   : axis == volume_axis::y ? "rows"
+                                                            : "columns");
     if (!face_is_one_run())
-      buffers_ = detail::owned_bytes<pool_resource>(pool_resource(stream), 4 * face(0).size() * sizeof(T), allocation_alignment);
+      buffers_ = detail::owned_bytes<pool_resource>(pool_resource(stream), 4 * face(0).size() * sizeof(T),
+                                                    allocation_alignment);
   }
 
   /// Copies the first and last `halo` own layers into the send buffers, on the stream, for each
@@ -240,8 +252,8 @@ class volume_halo_exchange {
   void pack() {
     if (halo_ == 0 || !packs()) return;
     detail::copy_boxes<detail::box_direction::to_buffer>(sent(neighbours_.before, halo_, send_before),
-                                                         sent(neighbours_.after, extent() - 2 * halo_, send_after), stream_,
-                                                         what_);
+                                                         sent(neighbours_.after, extent() - 2 * halo_, send_after),
+                                                         stream_, what_);
   }
 
   /// Sends the faces and receives the neighbours' (into the receive buffers, or straight into the
@@ -257,7 +269,8 @@ class volume_halo_exchange {
     }
     const auto start = [&](std::size_t first) { return face(first).row(0, 0); };
     detail::post_halo_messages(detail::halo_side{neighbours_.before, start(halo_), start(0)},
-                               detail::halo_side{neighbours_.after, start(extent() - 2 * halo_), start(extent() - halo_)},
+                               detail::halo_side{neighbours_.after, start(extent() - 2 * halo_),
+                                                 start(extent() - halo_)},
                                detail::halo_messages{run_bytes()}, comm_, stream_, what_);
   }
 
@@ -267,8 +280,8 @@ class volume_halo_exchange {
   void unpack() {
     if (halo_ == 0 || !packs()) return;
     detail::copy_boxes<detail::box_direction::from_buffer>(sent(neighbours_.before, 0, receive_before),
-                                                           sent(neighbours_.after, extent() - halo_, receive_after), stream_,
-                                                           what_);
+                                                           sent(neighbours_.after, extent() - halo_, receive_after),
+                                                           stream_, what_);
   }
 
   /// pack, post and unpack: for one rank per process, not inside a group the caller opened (the
@@ -346,15 +359,16 @@ class volume_halo_exchange {
 /// coalesced kernel launch each, for both sides.
 template <class T>
 class column_halo_exchange {
-  static_assert(!std::is_const_v<T>, "coalesce::column_halo_exchange: the block receives its halos: pass a writable view");
+  static_assert(!std::is_const_v<T>,
+                "coalesce::column_halo_exchange: the block receives its halos: pass a writable view");
 
  public:
   /// The exchange of `halo` columns of `block` with `neighbours` over `comm`, on `stream`. Throws
   /// as volume_halo_exchange's constructor does.
   column_halo_exchange(pitched_view<T> block, std::size_t halo, column_neighbours neighbours, ncclComm_t comm,
                        cudaStream_t stream)
-      : exchange_(as_volume(block), volume_axis::x, halo, axis_neighbours{neighbours.left, neighbours.right}, comm, stream,
-                  "coalesce::column_halo_exchange") {}
+      : exchange_(as_volume(block), volume_axis::x, halo, axis_neighbours{neighbours.left, neighbours.right}, comm,
+                  stream, "coalesce::column_halo_exchange") {}
 
   void pack() { exchange_.pack(); }                                  ///< packs the strips sent
   void post() { exchange_.post(); }                                  ///< sends and receives the strips

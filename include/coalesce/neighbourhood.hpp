@@ -20,12 +20,14 @@ class neighbourhood {
   static constexpr int radius = R;  ///< the largest offset along each axis
 
   /// Over values laid out row-major, `row_stride` apart, `centre` pointing at offset (0, 0).
-  COALESCE_HOST_DEVICE constexpr neighbourhood(const T* centre, int row_stride) : centre_(centre), row_stride_(row_stride) {}
+  COALESCE_HOST_DEVICE constexpr neighbourhood(const T* centre, int row_stride)
+      : centre_(centre), row_stride_(row_stride) {}
 
   /// The input at offset (dr, dc) from the centre. Precondition: |dr|, |dc| <= R (checked under
   /// COALESCE_DEBUG).
   COALESCE_HOST_DEVICE constexpr T operator()(int dr, int dc) const {
-    COALESCE_ASSERT(dr >= -R && dr <= R && dc >= -R && dc <= R, "coalesce::neighbourhood: offset beyond the stencil's radius");
+    COALESCE_ASSERT(dr >= -R && dr <= R && dc >= -R && dc <= R,
+                    "coalesce::neighbourhood: offset beyond the stencil's radius");
     return centre_[dr * row_stride_ + dc];
   }
   /// The input at offset (DR, DC), the offsets checked against R at compile time.

@@ -98,7 +98,8 @@ class pitched_matrix {
   /// see defined bytes). Throws std::length_error if the bytes overflow std::size_t, and
   /// coalesce::cuda_error (or std::bad_alloc in host space) if allocation fails.
   pitched_matrix(std::size_t rows, std::size_t cols, const Resource& resource = Resource())
-      : pitched_matrix(allocate_tag{}, rows, cols, resource, "coalesce::pitched_matrix(rows, cols)", construct_instead) {
+      : pitched_matrix(allocate_tag{}, rows, cols, resource, "coalesce::pitched_matrix(rows, cols)",
+                       construct_instead) {
     COALESCE_DETAIL_NVTX_RANGE("coalesce::pitched_matrix::pitched_matrix");
     zero_elements();
   }
@@ -114,8 +115,8 @@ class pitched_matrix {
   /// From `dense`, rows x cols elements stored row-major without padding.
   /// Throws std::invalid_argument if dense.size() != rows * cols.
   pitched_matrix(const std::vector<T>& dense, std::size_t rows, std::size_t cols, const Resource& resource = Resource())
-      : pitched_matrix(allocate_tag{}, rows, cols, resource, "coalesce::pitched_matrix(const std::vector<T>&, rows, cols)",
-                       construct_instead) {
+      : pitched_matrix(allocate_tag{}, rows, cols, resource,
+                       "coalesce::pitched_matrix(const std::vector<T>&, rows, cols)", construct_instead) {
     COALESCE_DETAIL_NVTX_RANGE("coalesce::pitched_matrix::pitched_matrix");
     copy_from_dense(dense);
   }
@@ -223,7 +224,8 @@ class pitched_matrix {
     next.zero_elements();
     const std::size_t keep_rows = rows < rows_ ? rows : rows_;
     const std::size_t keep_cols = cols < cols_ ? cols : cols_;
-    detail::copy_rows<Space, Space>(next.data(), next.pitch_, data(), pitch_, keep_cols * sizeof(T), keep_rows, stream());
+    detail::copy_rows<Space, Space>(next.data(), next.pitch_, data(), pitch_, keep_cols * sizeof(T), keep_rows,
+                                    stream());
     next.swap(*this);
   }
 
@@ -289,7 +291,8 @@ class pitched_matrix {
   /// stream (and refuses while the stream is being captured).
   std::vector<T> to_vector() const {
     COALESCE_DETAIL_NVTX_RANGE("coalesce::pitched_matrix::to_vector");
-    if (on_device) refuse_capture(detail::uncapturable::waits, stream(), "coalesce::pitched_matrix::to_vector", read_instead);
+    if (on_device)
+      refuse_capture(detail::uncapturable::waits, stream(), "coalesce::pitched_matrix::to_vector", read_instead);
     std::vector<T> dense(size());
     detail::copy_rows<host_space, Space>(dense.data(), cols_ * sizeof(T), data(), pitch_, cols_ * sizeof(T), rows_,
                                          stream());
@@ -324,8 +327,8 @@ class pitched_matrix {
         pitch_(detail::checked_pitch<T, PitchPolicy>(cols)) {
     const std::size_t row_bytes = cols_ * sizeof(T);
     if (pitch_ > row_bytes && rows_ > 0)
-      detail::zero_rows<Space>(static_cast<unsigned char*>(storage_.get()) + row_bytes, pitch_, pitch_ - row_bytes, rows_,
-                               stream());
+      detail::zero_rows<Space>(static_cast<unsigned char*>(storage_.get()) + row_bytes, pitch_, pitch_ - row_bytes,
+                               rows_, stream());
   }
   static detail::owned_bytes<Resource> allocate_storage(std::size_t rows, std::size_t cols, const Resource& resource,
                                                         const char* what, const char* instead) {
@@ -337,7 +340,8 @@ class pitched_matrix {
   // Makes this empty matrix a copy of `other`, refusing a capture first for `what`; `replaced` is
   // the matrix this one will replace (copy assignment), whose storage is then released.
   template <class S, class P, class R>
-  void become_copy_of(const pitched_matrix<T, S, P, R>& other, const char* what, const pitched_matrix* replaced = nullptr) {
+  void become_copy_of(const pitched_matrix<T, S, P, R>& other, const char* what,
+                      const pitched_matrix* replaced = nullptr) {
     if constexpr (!on_device && std::is_same_v<S, device_space>)
       detail::refuse_capture_of<S, R>(detail::uncapturable::waits, other.stream(), what, copy_instead);
     if (replaced != nullptr && replaced->allocated_bytes() > 0)

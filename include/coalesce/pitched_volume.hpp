@@ -55,7 +55,8 @@ class pitched_volume {
   /// depth x height x width zero elements (padding zeroed too). Throws std::length_error if the
   /// bytes overflow std::size_t, coalesce::cuda_error (std::bad_alloc in host space) if allocation fails.
   pitched_volume(std::size_t depth, std::size_t height, std::size_t width, const Resource& resource = Resource())
-      : rows_(new_rows(depth, height, width, resource, "coalesce::pitched_volume(depth, height, width)"), width, resource),
+      : rows_(new_rows(depth, height, width, resource, "coalesce::pitched_volume(depth, height, width)"), width,
+              resource),
         depth_(depth), height_(height) {}
   /// depth x height x width copies of `value`.
   pitched_volume(std::size_t depth, std::size_t height, std::size_t width, const T& value,
@@ -100,7 +101,8 @@ class pitched_volume {
   }
   /// Takes other's storage and resource (see the class comment for what other keeps).
   pitched_volume(pitched_volume&& other) noexcept(std::is_nothrow_move_constructible_v<rows_type>)
-      : rows_(std::move(other.rows_)), depth_(std::exchange(other.depth_, 0)), height_(std::exchange(other.height_, 0)) {}
+      : rows_(std::move(other.rows_)), depth_(std::exchange(other.depth_, 0)),
+        height_(std::exchange(other.height_, 0)) {}
   /// Takes other's storage and resource; this volume's are released.
   pitched_volume& operator=(pitched_volume&& other) noexcept(std::is_nothrow_move_assignable_v<rows_type>) {
     rows_ = std::move(other.rows_);
@@ -124,17 +126,19 @@ class pitched_volume {
   std::size_t size() const noexcept { return rows_.size(); }                ///< depth() * height() * width()
   bool empty() const noexcept { return rows_.empty(); }                     ///< whether size() is 0
   std::size_t pitch_bytes() const noexcept { return rows_.pitch_bytes(); }  ///< bytes from one row's start to the next
-  std::size_t slice_pitch_bytes() const noexcept { return height_ * rows_.pitch_bytes(); }  ///< bytes from one plane to the next
+  std::size_t slice_pitch_bytes() const noexcept {
+    return height_ * rows_.pitch_bytes();
+  }  ///< bytes from one plane to the next
   std::size_t allocated_bytes() const noexcept { return rows_.allocated_bytes(); }  ///< bytes taken from the resource
-  T* data() noexcept { return rows_.data(); }                               ///< the first element
-  const T* data() const noexcept { return rows_.data(); }                   ///< the same, read-only
-  const Resource& resource() const noexcept { return rows_.resource(); }    ///< what allocates the volume
-  cudaStream_t stream() const noexcept { return rows_.stream(); }           ///< the resource's stream
+  T* data() noexcept { return rows_.data(); }  ///< the first element
+  const T* data() const noexcept { return rows_.data(); }  ///< the same, read-only
+  const Resource& resource() const noexcept { return rows_.resource(); }  ///< what allocates the volume
+  cudaStream_t stream() const noexcept { return rows_.stream(); }  ///< the resource's stream
 
   /// The whole volume; the view owns the rows' padding.
   view_type view() noexcept { return from_rows(rows_.view()); }
   const_view_type view() const noexcept { return from_rows(rows_.view()); }  ///< the whole volume, read-only
-  const_view_type const_view() const noexcept { return view(); }             ///< the whole volume, read-only
+  const_view_type const_view() const noexcept { return view(); }  ///< the whole volume, read-only
   /// The depth * height rows as the pitched_matrix they are (row z * height + y).
   rows_type& as_matrix() noexcept { return rows_; }
   const rows_type& as_matrix() const noexcept { return rows_; }  ///< the same, read-only
@@ -174,10 +178,10 @@ class pitched_volume {
   void copy_from(const pitched_volume<T, S, P, R>& other) {
     COALESCE_DETAIL_NVTX_RANGE("coalesce::pitched_volume::copy_from");
     if (other.depth() != depth_ || other.height() != height_ || other.width() != width())
-      throw std::invalid_argument("coalesce::pitched_volume::copy_from: the source is " + std::to_string(other.depth()) +
-                                  " x " + std::to_string(other.height()) + " x " + std::to_string(other.width()) +
-                                  " but the destination " + std::to_string(depth_) + " x " + std::to_string(height_) +
-                                  " x " + std::to_string(width()));
+      throw std::invalid_argument("coalesce::pitched_volume::copy_from: the source is " +
+                                  std::to_string(other.depth()) + " x " + std::to_string(other.height()) + " x " +
+                                  std::to_string(other.width()) + " but the destination " + std::to_string(depth_) +
+                                  " x " + std::to_string(height_) + " x " + std::to_string(width()));
     const char* what = "coalesce::pitched_volume::copy_from";
     if constexpr (on_device && !detail::copies_asynchronously<S, R>) {
       if (!empty()) refuse_capture(detail::uncapturable::copies_pageable_memory, stream(), what, pageable_instead);
@@ -198,7 +202,8 @@ class pitched_volume {
   /// waits for the stream.
   std::vector<T> to_vector() const {
     COALESCE_DETAIL_NVTX_RANGE("coalesce::pitched_volume::to_vector");
-    if (on_device) refuse_capture(detail::uncapturable::waits, stream(), "coalesce::pitched_volume::to_vector", read_instead);
+    if (on_device)
+      refuse_capture(detail::uncapturable::waits, stream(), "coalesce::pitched_volume::to_vector", read_instead);
     return rows_.to_vector();
   }
 
@@ -222,7 +227,8 @@ class pitched_volume {
                               const char* what) {
     const std::size_t rows = row_count(depth, height);
     if (rows > 0 && width > 0)
-      refuse_capture(detail::uncapturable::allocates, resource.stream(), what, "construct it before the capture begins");
+      refuse_capture(detail::uncapturable::allocates, resource.stream(), what,
+                     "construct it before the capture begins");
     return rows;
   }
   // other's rows, once a capture is refused for `what`, which copies them into new storage

@@ -8,24 +8,25 @@
 
 #if !defined(__CUDACC__)
 // One error instead of pages: a host compiler stops at the first CUDA keyword in here.
-#  error "coalesce/reduce.hpp launches kernels: include it from a .cu file (or a source with LANGUAGE CUDA), compiled by nvcc"
+#  error \
+      "coalesce/reduce.hpp launches kernels: include it from a .cu file (or a source with LANGUAGE CUDA), compiled by nvcc"
 #else
 
-#include <coalesce/algorithm.hpp>
-#include <coalesce/config.hpp>
-#include <coalesce/detail/capture.hpp>
-#include <coalesce/detail/nvtx.hpp>
-#include <coalesce/detail/reduce_walk.hpp>
-#include <coalesce/detail/std_operators.hpp>
-#include <coalesce/device_value.hpp>
-#include <coalesce/error.hpp>
-#include <coalesce/memory.hpp>
+#  include <coalesce/algorithm.hpp>
+#  include <coalesce/config.hpp>
+#  include <coalesce/detail/capture.hpp>
+#  include <coalesce/detail/nvtx.hpp>
+#  include <coalesce/detail/reduce_walk.hpp>
+#  include <coalesce/detail/std_operators.hpp>
+#  include <coalesce/device_value.hpp>
+#  include <coalesce/error.hpp>
+#  include <coalesce/memory.hpp>
 
-#include <cuda/std/type_traits>
-#include <cuda_runtime_api.h>
+#  include <cuda/std/type_traits>
+#  include <cuda_runtime_api.h>
 
-#include <cstddef>
-#include <type_traits>
+#  include <cstddef>
+#  include <type_traits>
 
 namespace coalesce {
 namespace detail {
@@ -39,7 +40,7 @@ void reduce_into(const View& view, const F& f, T init, const Op& op, T* result, 
   require_device_columns(columns, walk::rows(view), walk::cols(view), "coalesce::transform_reduce");
   // Elements only: a pitched view's owned padding (which for_each walks into) is never folded in.
   reduce_columns<std::remove_const_t<decltype(columns)>::chunk_elements>(columns, walk::rows(view), walk::cols(view), f,
-                                                                        init, as_device_operator(op), result, stream);
+                                                                         init, as_device_operator(op), result, stream);
 }
 
 // What device code can call as op: anything but a pointer to a function (see is_function_pointer_v).
@@ -58,10 +59,9 @@ constexpr bool reduce_op_ok() {
 template <class View>
 constexpr bool reduce_view_ok() {
   constexpr bool known = view_space<View>::known;
-  static_assert(known,
-                "coalesce::transform_reduce: the view must be a soa_view, a pitched_view, a cuda::std::span or "
-                "mdspan of device memory, a device soa_vector or pitched_matrix, or a type with a "
-                "coalesce::view_adapter");
+  static_assert(known, "coalesce::transform_reduce: the view must be a soa_view, a pitched_view, a cuda::std::span or "
+                       "mdspan of device memory, a device soa_vector or pitched_matrix, or a type with a "
+                       "coalesce::view_adapter");
   if constexpr (known) {
     constexpr bool device = std::is_same_v<typename view_space<View>::type, device_space>;
     static_assert(device,

@@ -7,30 +7,31 @@
 
 #if !defined(__CUDACC__)
 // One error instead of pages: a host compiler stops at the first CUDA keyword in here.
-#  error "coalesce/reorder.hpp launches kernels: include it from a .cu file (or a source with LANGUAGE CUDA), compiled by nvcc"
+#  error \
+      "coalesce/reorder.hpp launches kernels: include it from a .cu file (or a source with LANGUAGE CUDA), compiled by nvcc"
 #else
 
-#include <coalesce/algorithm.hpp>
-#include <coalesce/config.hpp>
-#include <coalesce/detail/capture.hpp>
-#include <coalesce/detail/launch.hpp>
-#include <coalesce/detail/nvtx.hpp>
-#include <coalesce/detail/permute_walk.hpp>
-#include <coalesce/detail/reorder_plan.hpp>
-#include <coalesce/error.hpp>
-#include <coalesce/memory.hpp>
-#include <coalesce/soa.hpp>
+#  include <coalesce/algorithm.hpp>
+#  include <coalesce/config.hpp>
+#  include <coalesce/detail/capture.hpp>
+#  include <coalesce/detail/launch.hpp>
+#  include <coalesce/detail/nvtx.hpp>
+#  include <coalesce/detail/permute_walk.hpp>
+#  include <coalesce/detail/reorder_plan.hpp>
+#  include <coalesce/error.hpp>
+#  include <coalesce/memory.hpp>
+#  include <coalesce/soa.hpp>
 
-#include <cub/device/device_radix_sort.cuh>
-#include <cuda/std/span>
-#include <cuda_runtime_api.h>
+#  include <cub/device/device_radix_sort.cuh>
+#  include <cuda/std/span>
+#  include <cuda_runtime_api.h>
 
-#include <cstddef>
-#include <cstdint>
-#include <stdexcept>
-#include <string>
-#include <type_traits>
-#include <utility>
+#  include <cstddef>
+#  include <cstdint>
+#  include <stdexcept>
+#  include <string>
+#  include <type_traits>
+#  include <utility>
 
 namespace coalesce {
 namespace detail {
@@ -40,9 +41,8 @@ namespace detail {
 template <class In, class Out>
 constexpr bool permute_views_ok() {
   constexpr bool soa = is_soa_view_v<In> && is_soa_view_v<Out>;
-  static_assert(soa,
-                "coalesce::gather / coalesce::scatter: the input and the output must be soa_views (a device "
-                "soa_vector's view()); permute a single column as a soa_view of a one-field struct");
+  static_assert(soa, "coalesce::gather / coalesce::scatter: the input and the output must be soa_views (a device "
+                     "soa_vector's view()); permute a single column as a soa_view of a one-field struct");
   if constexpr (soa) {
     constexpr bool device = std::is_same_v<typename view_space<In>::type, device_space> &&
                             std::is_same_v<typename view_space<Out>::type, device_space>;
@@ -102,17 +102,18 @@ void launch_gather(const soa_view<const T>& in, const Index* indices, std::size_
       // The decision in the first record's place, so that the records stay aligned.
       const owned_bytes<pool_resource> scratch(pool, (in.size() + 1) * sizeof(record_of<T>), allocation_alignment);
       auto* const scattered = static_cast<unsigned*>(scratch.get());
-      auto* const records = reinterpret_cast<record_of<T>*>(static_cast<unsigned char*>(scratch.get()) + sizeof(record_of<T>));
+      auto* const records =
+          reinterpret_cast<record_of<T>*>(static_cast<unsigned char*>(scratch.get()) + sizeof(record_of<T>));
       const unsigned first_blocks = blocks_for(in.size() > n ? in.size() : n, permute_threads, what);
       const unsigned gather_blocks = blocks_for(n, std::size_t(gather_batch) * permute_threads, what);
       throw_if_earlier_error(what);
       decide_scattered_kernel<Index><<<1, decide_threads, 0, stream>>>(indices, n, scattered);
       throw_if_launch_failed(what);
-      stage_records_or_gather_kernel<T, Index><<<first_blocks, permute_threads, 0, stream>>>(in, records, indices, n, out,
-                                                                                            scattered);
+      stage_records_or_gather_kernel<T, Index>
+          <<<first_blocks, permute_threads, 0, stream>>>(in, records, indices, n, out, scattered);
       throw_if_launch_failed(what);
-      gather_records_kernel<T, Index><<<gather_blocks, permute_threads, 0, stream>>>(records, in.size(), indices, n, out,
-                                                                                    scattered);
+      gather_records_kernel<T, Index>
+          <<<gather_blocks, permute_threads, 0, stream>>>(records, in.size(), indices, n, out, scattered);
       throw_if_launch_failed(what);
       return;  // the scratch is freed in stream order, after the kernels that use it
     }
@@ -195,8 +196,8 @@ void sort_by_key_with(soa_vector<T, device_space, Resource>& v, const Key& key, 
   const owned_bytes<pool_resource> indices(pool, 2 * n * sizeof(Index), allocation_alignment);
   K* const key_buffers = static_cast<K*>(keys.get());
   Index* const index_buffers = static_cast<Index*>(indices.get());
-  keys_and_indices_kernel<T, Key, K, Index><<<blocks, permute_threads, 0, stream>>>(v.const_view(), key, key_buffers,
-                                                                                    index_buffers);
+  keys_and_indices_kernel<T, Key, K, Index>
+      <<<blocks, permute_threads, 0, stream>>>(v.const_view(), key, key_buffers, index_buffers);
   throw_if_launch_failed(what);
 
   cub::DoubleBuffer<K> sorted_keys(key_buffers, key_buffers + n);
@@ -248,8 +249,8 @@ void gather(View view, cuda::std::span<Index, Extent> indices, OutView out, cuda
                                   " elements and the indices " + std::to_string(indices.size()) + "; they must agree");
     const auto in = detail::as_const_view(in_walked);
     detail::require_device_permutation(in, out_walked, indices.data(), indices.size(), what);
-    detail::launch_gather(in, static_cast<const std::remove_const_t<Index>*>(indices.data()), indices.size(), out_walked,
-                          stream, what);
+    detail::launch_gather(in, static_cast<const std::remove_const_t<Index>*>(indices.data()), indices.size(),
+                          out_walked, stream, what);
   }
 }
 
@@ -327,8 +328,7 @@ void sort_by_key(soa_vector<T, Space, Resource>& v, Key key, int end_bit = -1) {
     if (v.size() <= 1) return;
     if (detail::permutation_fits_32_bits(v.size()))  // 32-bit indices and count: n <= 2^32 - 1
       detail::sort_by_key_with<key_type, std::uint32_t>(v, key, bits);
-    else
-      detail::sort_by_key_with<key_type, std::uint64_t>(v, key, bits);
+    else detail::sort_by_key_with<key_type, std::uint64_t>(v, key, bits);
   }
 }
 

@@ -10,30 +10,31 @@
 
 #if !defined(__CUDACC__)
 // One error instead of pages: a host compiler stops at the first CUDA keyword in here.
-#  error "coalesce/scan.hpp launches kernels: include it from a .cu file (or a source with LANGUAGE CUDA), compiled by nvcc"
+#  error \
+      "coalesce/scan.hpp launches kernels: include it from a .cu file (or a source with LANGUAGE CUDA), compiled by nvcc"
 #else
 
-#include <coalesce/algorithm.hpp>
-#include <coalesce/config.hpp>
-#include <coalesce/detail/launch.hpp>
-#include <coalesce/detail/nvtx.hpp>
-#include <coalesce/detail/std_operators.hpp>
-#include <coalesce/error.hpp>
-#include <coalesce/memory.hpp>
+#  include <coalesce/algorithm.hpp>
+#  include <coalesce/config.hpp>
+#  include <coalesce/detail/launch.hpp>
+#  include <coalesce/detail/nvtx.hpp>
+#  include <coalesce/detail/std_operators.hpp>
+#  include <coalesce/error.hpp>
+#  include <coalesce/memory.hpp>
 
-#include <cub/device/device_scan.cuh>
-#include <cuda/std/functional>
-#include <cuda/std/span>
-#include <cuda/std/type_traits>
-#include <thrust/iterator/counting_iterator.h>
-#include <thrust/iterator/transform_iterator.h>
+#  include <cub/device/device_scan.cuh>
+#  include <cuda/std/functional>
+#  include <cuda/std/span>
+#  include <cuda/std/type_traits>
+#  include <thrust/iterator/counting_iterator.h>
+#  include <thrust/iterator/transform_iterator.h>
 
-#include <cuda_runtime_api.h>
+#  include <cuda_runtime_api.h>
 
-#include <cstddef>
-#include <stdexcept>
-#include <string>
-#include <type_traits>
+#  include <cstddef>
+#  include <stdexcept>
+#  include <string>
+#  include <type_traits>
 
 namespace coalesce {
 namespace detail {
@@ -61,9 +62,8 @@ struct element_at_index {
 template <class Op>
 constexpr bool scan_op_ok() {
   constexpr bool ok = !std::is_same_v<std::decay_t<Op>, cudaStream_t>;
-  static_assert(ok,
-                "coalesce scans: the operation comes before the stream, e.g. "
-                "coalesce::inclusive_scan(in, out, cuda::std::plus<>{}, stream)");
+  static_assert(ok, "coalesce scans: the operation comes before the stream, e.g. "
+                    "coalesce::inclusive_scan(in, out, cuda::std::plus<>{}, stream)");
   constexpr bool callable = !is_function_pointer_v<Op>;
   static_assert(!ok || callable,
                 "coalesce scans: op is a pointer to a function, which device code cannot call (the address is the "
@@ -111,8 +111,8 @@ void scan_view(const View& view, U* out, std::size_t count, const F& f, const Op
   using walk = walk_of<View>;
   require_same_count(walk::rows(view) * walk::cols(view), count, what);
   if (count == 0) return;
-  const auto in = thrust::make_transform_iterator(thrust::counting_iterator<std::size_t>(0),
-                                                  element_at_index<View, F, U>{view, f});
+  const auto in =
+      thrust::make_transform_iterator(thrust::counting_iterator<std::size_t>(0), element_at_index<View, F, U>{view, f});
   const auto device_op = as_device_operator(op);
   with_scan_scratch(
       [&](void* temp, std::size_t& bytes) {
@@ -131,7 +131,8 @@ void scan_view(const View& view, U* out, std::size_t count, const F& f, const Op
 /// as in every scan below. Throws std::invalid_argument if the sizes differ, coalesce::cuda_error
 /// if a launch fails.
 template <class T, std::size_t InExtent, class U, std::size_t OutExtent, class Op>
-void inclusive_scan(cuda::std::span<T, InExtent> in, cuda::std::span<U, OutExtent> out, Op op, cudaStream_t stream = 0) {
+void inclusive_scan(cuda::std::span<T, InExtent> in, cuda::std::span<U, OutExtent> out, Op op,
+                    cudaStream_t stream = 0) {
   COALESCE_DETAIL_NVTX_RANGE("coalesce::inclusive_scan");
   if constexpr (detail::scan_op_ok<Op>()) {
     constexpr const char* what = "coalesce::inclusive_scan";
@@ -156,8 +157,8 @@ void inclusive_scan(cuda::std::span<T, InExtent> in, cuda::std::span<U, OutExten
 /// out[0] = init, out[i] = init op in[0] op ... op in[i - 1]: the offsets of a binning from its
 /// counts.
 template <class T, std::size_t InExtent, class U, std::size_t OutExtent, class Op>
-void exclusive_scan(cuda::std::span<T, InExtent> in, cuda::std::span<U, OutExtent> out, cuda::std::type_identity_t<U> init,
-                    Op op, cudaStream_t stream = 0) {
+void exclusive_scan(cuda::std::span<T, InExtent> in, cuda::std::span<U, OutExtent> out,
+                    cuda::std::type_identity_t<U> init, Op op, cudaStream_t stream = 0) {
   COALESCE_DETAIL_NVTX_RANGE("coalesce::exclusive_scan");
   if constexpr (detail::scan_op_ok<Op>()) {
     constexpr const char* what = "coalesce::exclusive_scan";
@@ -197,8 +198,8 @@ void transform_inclusive_scan(View view, cuda::std::span<U, OutExtent> out, F f,
 /// f(view[i - 1]), e.g. a count per element (f) into the offset of each one's output. Throws
 /// std::invalid_argument if out's size is not the view's, coalesce::cuda_error if a launch fails.
 template <class View, class U, std::size_t OutExtent, class F, class Op>
-void transform_exclusive_scan(View view, cuda::std::span<U, OutExtent> out, F f, cuda::std::type_identity_t<U> init, Op op,
-                              cudaStream_t stream = 0) {
+void transform_exclusive_scan(View view, cuda::std::span<U, OutExtent> out, F f, cuda::std::type_identity_t<U> init,
+                              Op op, cudaStream_t stream = 0) {
   COALESCE_DETAIL_NVTX_RANGE("coalesce::transform_exclusive_scan");
   const auto walked = detail::as_walkable(view);
   using walked_type = std::remove_const_t<decltype(walked)>;

@@ -7,16 +7,17 @@
 
 #if !defined(__CUDACC__)
 // One error instead of pages: a host compiler stops at the first CUDA keyword in here.
-#  error "coalesce/shared_tile.hpp launches kernels: include it from a .cu file (or a source with LANGUAGE CUDA), compiled by nvcc"
+#  error \
+      "coalesce/shared_tile.hpp launches kernels: include it from a .cu file (or a source with LANGUAGE CUDA), compiled by nvcc"
 #else
 
-#include <coalesce/config.hpp>
-#include <coalesce/pitched_matrix.hpp>
-#include <coalesce/tile_layout.hpp>
+#  include <coalesce/config.hpp>
+#  include <coalesce/pitched_matrix.hpp>
+#  include <coalesce/tile_layout.hpp>
 
-#include <cstddef>
-#include <cstdint>
-#include <type_traits>
+#  include <cstddef>
+#  include <cstdint>
+#  include <type_traits>
 
 namespace coalesce {
 
@@ -147,7 +148,7 @@ class shared_tile_view {
     const unsigned tid = detail::block_thread_index(), threads = detail::block_thread_count();
     if (used == width && threads % width == 0) {
       const unsigned position = tid % unsigned(width), step = threads / unsigned(width);
-#pragma unroll 4
+#  pragma unroll 4
       for (unsigned line = tid / unsigned(width); line < lines; line += step) f(position, line);
       return;
     }
@@ -171,8 +172,8 @@ class shared_tile_view {
       if constexpr (PerVector == 1) {
         (*this)(r, v) = value;
       } else {
-#pragma unroll
-        for (unsigned e = 0; e < PerVector; ++e) (*this)(r, v * unsigned(PerVector) + e) = value.value[e];
+#  pragma unroll
+        for (unsigned e = 0; e < PerVector; ++e) (*this)(r, static_cast<unsigned>(PerVector) * v + e) = value.value[e];
       }
     };
     if (cols == Cols && threads % per_row == 0) {
@@ -182,10 +183,10 @@ class shared_tile_view {
       const unsigned char* source = base + std::size_t(tid / per_row) * pitch + std::size_t(v) * sizeof(chunk);
       for (unsigned r = tid / per_row; r < rows; r += Batch * step, source += Batch * stride) {
         chunk value[Batch];
-#pragma unroll
+#  pragma unroll
         for (unsigned k = 0; k < Batch; ++k)
           if (r + k * step < rows) value[k] = *reinterpret_cast<const chunk*>(source + k * stride);
-#pragma unroll
+#  pragma unroll
         for (unsigned k = 0; k < Batch; ++k)
           if (r + k * step < rows) put(r + k * step, v, value[k]);
       }
@@ -194,12 +195,13 @@ class shared_tile_view {
     const unsigned total = unsigned(rows) * per_row;
     for (unsigned i0 = tid; i0 < total; i0 += Batch * threads) {
       chunk value[Batch];
-#pragma unroll
+#  pragma unroll
       for (unsigned k = 0; k < Batch; ++k) {
         const unsigned i = i0 + k * threads, r = i / per_row, v = i % per_row;
-        if (i < total && v < cols) value[k] = *reinterpret_cast<const chunk*>(base + std::size_t(r) * pitch + std::size_t(v) * sizeof(chunk));
+        if (i < total && v < cols)
+          value[k] = *reinterpret_cast<const chunk*>(base + std::size_t(r) * pitch + std::size_t(v) * sizeof(chunk));
       }
-#pragma unroll
+#  pragma unroll
       for (unsigned k = 0; k < Batch; ++k) {
         const unsigned i = i0 + k * threads, r = i / per_row, v = i % per_row;
         if (i < total && v < cols) put(r, v, value[k]);
@@ -227,7 +229,8 @@ class shared_tile {
   using value_type = T;                                        ///< the element type
 
  private:
-  static constexpr bool needs_rows = std::is_same_v<Access, access::rows> || std::is_same_v<Access, access::rows_and_columns>;
+  static constexpr bool needs_rows =
+      std::is_same_v<Access, access::rows> || std::is_same_v<Access, access::rows_and_columns>;
   static constexpr bool needs_columns =
       std::is_same_v<Access, access::columns> || std::is_same_v<Access, access::rows_and_columns>;
   // The promise is the layout's certificate, the same warp_access model as every other tile
@@ -243,9 +246,10 @@ class shared_tile {
   static_assert(!needs_rows || layout::conflict_free_rows,
                 "coalesce::shared_tile: this layout has bank conflicts when a warp reads a row; use coalesce::padded "
                 "(or declare access::unchecked to measure it)");
-  static_assert(!needs_columns || layout::conflict_free_columns,
-                "coalesce::shared_tile: this layout has bank conflicts when a warp reads a column; use coalesce::padded "
-                "(or declare access::unchecked to measure it)");
+  static_assert(
+      !needs_columns || layout::conflict_free_columns,
+      "coalesce::shared_tile: this layout has bank conflicts when a warp reads a column; use coalesce::padded "
+      "(or declare access::unchecked to measure it)");
 
  public:
   /// Element (r, c). Precondition: r < Rows, c < Cols (checked under COALESCE_DEBUG).

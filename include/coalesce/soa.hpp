@@ -17,7 +17,7 @@
 
 // The parts, one concept each: what view[i] is, the macro that names fields, the view and its
 // iterator, the owning vector.
-#include <coalesce/soa_reference.hpp>
 #include <coalesce/soa_fields.hpp>
-#include <coalesce/soa_view.hpp>
+#include <coalesce/soa_reference.hpp>
 #include <coalesce/soa_vector.hpp>
+#include <coalesce/soa_view.hpp>

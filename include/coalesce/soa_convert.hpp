@@ -13,21 +13,22 @@
 
 #if !defined(__CUDACC__)
 // One error instead of pages: a host compiler stops at the first CUDA keyword in here.
-#  error "coalesce/soa_convert.hpp launches kernels: include it from a .cu file (or a source with LANGUAGE CUDA), compiled by nvcc"
+#  error \
+      "coalesce/soa_convert.hpp launches kernels: include it from a .cu file (or a source with LANGUAGE CUDA), compiled by nvcc"
 #else
 
-#include <coalesce/config.hpp>
-#include <coalesce/detail/block_copy.hpp>
-#include <coalesce/detail/container_capture.hpp>
-#include <coalesce/detail/launch.hpp>
-#include <coalesce/detail/nvtx.hpp>
-#include <coalesce/error.hpp>
-#include <coalesce/soa.hpp>
+#  include <coalesce/config.hpp>
+#  include <coalesce/detail/block_copy.hpp>
+#  include <coalesce/detail/container_capture.hpp>
+#  include <coalesce/detail/launch.hpp>
+#  include <coalesce/detail/nvtx.hpp>
+#  include <coalesce/error.hpp>
+#  include <coalesce/soa.hpp>
 
-#include <cuda_runtime_api.h>
+#  include <cuda_runtime_api.h>
 
-#include <cstddef>
-#include <cstdint>
+#  include <cstddef>
+#  include <cstdint>
 
 namespace coalesce {
 namespace detail {
@@ -37,15 +38,18 @@ inline constexpr unsigned convert_threads = 256;
 // The fewest elements whose bytes are a multiple of 16: chunks of a multiple of them all start
 // where the first does modulo 16.
 template <class T>
-inline constexpr unsigned convert_step = sizeof(T) % 16 == 0 ? 1u : sizeof(T) % 8 == 0 ? 2u : sizeof(T) % 4 == 0 ? 4u
-                                         : sizeof(T) % 2 == 0 ? 8u : 16u;
+inline constexpr unsigned convert_step = sizeof(T) % 16 == 0  ? 1u
+                                         : sizeof(T) % 8 == 0 ? 2u
+                                         : sizeof(T) % 4 == 0 ? 4u
+                                         : sizeof(T) % 2 == 0 ? 8u
+                                                              : 16u;
 
 // Elements per block-chunk: 256, or fewer for large structs so a chunk stays within 24 KiB of
 // shared memory; a multiple of convert_step. Zero for structs too large for one step to fit (more
 // than 1536 bytes of odd size, 24 KiB of a multiple of 16): those convert element by element.
 template <class T>
-inline constexpr unsigned convert_chunk = sizeof(T) * 256 <= 24576 ? 256u
-                                          : unsigned(24576 / sizeof(T)) / convert_step<T> * convert_step<T>;
+inline constexpr unsigned convert_chunk =
+    sizeof(T) * 256 <= 24576 ? 256u : unsigned(24576 / sizeof(T)) / convert_step<T> * convert_step<T>;
 
 // A chunk's shared-memory copy, and 15 bytes more: a source off 16-byte alignment is staged at the
 // same address modulo 16 (staging_offset), so that it still moves in 16-byte words. Its accesses
@@ -96,28 +100,30 @@ __global__ void __launch_bounds__(convert_threads) aos_to_soa_kernel(const T* ao
 
 template <class T, bool Aligned16>
 __global__ void __launch_bounds__(convert_threads) soa_to_aos_kernel(soa_view<const T> soa, T* aos) {
-  for_each_block_chunk<T, Aligned16>(static_cast<const T*>(aos), soa.size(),
-                                     [&](unsigned char* stage, std::size_t first, std::size_t count) {
-    T* elements = reinterpret_cast<T*>(stage);
-    for (unsigned e = threadIdx.x; e < count; e += blockDim.x)
-      gather_fields(elements[e], soa, first + e, std::make_index_sequence<leaf_count_v<T>>{});
-    __syncthreads();
-    block_copy<convert_threads, convert_staging<T>::chunk_bytes, Aligned16>(reinterpret_cast<unsigned char*>(aos + first),
-                                                                            stage, count * sizeof(T));
-    __syncthreads();  // the next chunk overwrites the stage
-  });
+  for_each_block_chunk<T, Aligned16>(
+      static_cast<const T*>(aos), soa.size(), [&](unsigned char* stage, std::size_t first, std::size_t count) {
+        T* elements = reinterpret_cast<T*>(stage);
+        for (unsigned e = threadIdx.x; e < count; e += blockDim.x)
+          gather_fields(elements[e], soa, first + e, std::make_index_sequence<leaf_count_v<T>>{});
+        __syncthreads();
+        block_copy<convert_threads, convert_staging<T>::chunk_bytes, Aligned16>(
+            reinterpret_cast<unsigned char*>(aos + first), stage, count * sizeof(T));
+        __syncthreads();  // the next chunk overwrites the stage
+      });
 }
 
 // Structs too large to stage (convert_chunk<T> == 0): each thread moves its own element a field
 // at a time. The column accesses stay coalesced; the struct's are not, and need not be fast.
 template <class T>
 __global__ void __launch_bounds__(convert_threads) aos_to_soa_by_element_kernel(const T* aos, soa_view<T> soa) {
-  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < soa.size(); i += std::size_t(gridDim.x) * blockDim.x)
+  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < soa.size();
+       i += std::size_t(gridDim.x) * blockDim.x)
     scatter_fields(aos[i], soa, i, std::make_index_sequence<leaf_count_v<T>>{});
 }
 template <class T>
 __global__ void __launch_bounds__(convert_threads) soa_to_aos_by_element_kernel(soa_view<const T> soa, T* aos) {
-  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < soa.size(); i += std::size_t(gridDim.x) * blockDim.x)
+  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < soa.size();
+       i += std::size_t(gridDim.x) * blockDim.x)
     gather_fields(aos[i], soa, i, std::make_index_sequence<leaf_count_v<T>>{});
 }
 

@@ -19,9 +19,8 @@ struct fields_declared {};
 template <class T, class = void>
 struct fields_reachable : std::false_type {};
 template <class T>
-struct fields_reachable<T, std::void_t<decltype(coalesce_detail_fields_declared(static_cast<const T*>(nullptr),
-                                                                              ::coalesce_detail_fields_tag{}))>>
-    : std::true_type {};
+struct fields_reachable<T, std::void_t<decltype(coalesce_detail_fields_declared(
+                               static_cast<const T*>(nullptr), ::coalesce_detail_fields_tag{}))>> : std::true_type {};
 
 // Whether the members name fields 0, 1, 2... of T in order (a COALESCE_FIELDS list).
 template <class T, class... Members>
@@ -81,89 +80,90 @@ constexpr bool named_in_order(Check check) {
 /// (a type with a comma goes in parentheses: COALESCE_TEMPLATE_FIELDS((class A, class B), (Pair<A, B>), a, b)).
 /// Mistakes stop at the macro with one static_assert: a field left out or out of order, more than
 /// 64 names (detail::max_fields), or a namespace where coalesce cannot find the declaration.
-#define COALESCE_FIELDS(Type, ...)                                                                             \
-  COALESCE_DETAIL_FIELDS((), (template <class coalesce_qualified>),                                           \
-                         (typename decltype(::coalesce::detail::fields_target<COALESCE_DETAIL_UNPAREN(Type)>())::type), #Type, \
-                         __VA_ARGS__)
+#define COALESCE_FIELDS(Type, ...)                                                                          \
+  COALESCE_DETAIL_FIELDS(                                                                                   \
+      (), (template <class coalesce_qualified>),                                                            \
+      (typename decltype(::coalesce::detail::fields_target<COALESCE_DETAIL_UNPAREN(Type)>())::type), #Type, \
+      __VA_ARGS__)
 /// COALESCE_FIELDS for a class template: `Parameters` is its template parameter list in
 /// parentheses, `Type` the template-id (in parentheses too when it holds a comma), then the fields
 /// in declaration order. The same checks run for each specialization, when its first element
 /// proxy (view[i]) is made.
-#define COALESCE_TEMPLATE_FIELDS(Parameters, Type, ...)                                                        \
-  COALESCE_DETAIL_FIELDS((template <COALESCE_DETAIL_UNPAREN(Parameters)>),                                    \
+#define COALESCE_TEMPLATE_FIELDS(Parameters, Type, ...)                                                           \
+  COALESCE_DETAIL_FIELDS((template <COALESCE_DETAIL_UNPAREN(Parameters)>),                                        \
                          (template <class coalesce_qualified, COALESCE_DETAIL_UNPAREN(Parameters)>), Type, #Type, \
                          __VA_ARGS__)
 
 // Two function definitions: ending on a closing brace, the expansion takes a semicolon after it
 // or none. The proxy is a class local to the function, so no name is pasted together from Type
 // (which may be qualified or a template-id).
-#define COALESCE_DETAIL_FIELDS(Head, ProxyHead, Type, TypeName, ...)                                           \
-  COALESCE_DETAIL_UNPAREN(Head)                                                                                 \
-  [[maybe_unused]] inline ::coalesce::detail::fields_declared coalesce_detail_fields_declared(                  \
-      const COALESCE_DETAIL_UNPAREN(Type)*, ::coalesce_detail_fields_tag) {                                     \
-    /* The checks, here: for a plain type this body is compiled at the macro, once. */                          \
+#define COALESCE_DETAIL_FIELDS(Head, ProxyHead, Type, TypeName, ...)                                                   \
+  COALESCE_DETAIL_UNPAREN(Head)                                                                                        \
+  [[maybe_unused]] inline ::coalesce::detail::fields_declared coalesce_detail_fields_declared(                         \
+      const COALESCE_DETAIL_UNPAREN(Type)*, ::coalesce_detail_fields_tag) {                                            \
+    /* The checks, here: for a plain type this body is compiled at the macro, once. */                                 \
     using coalesce_target = COALESCE_DETAIL_UNPAREN(Type);                                                             \
-    constexpr bool coalesce_template = std::is_same_v<coalesce_target, ::coalesce::detail::class_template_given>;  \
-    constexpr std::size_t coalesce_names = COALESCE_DETAIL_COUNT_ARGS(__VA_ARGS__);                             \
-    static_assert(coalesce_template || ::coalesce::detail::fields_reachable<coalesce_target>::value,              \
-                  "COALESCE_FIELDS(" TypeName ", ...): coalesce cannot find this declaration; write it in the " \
-                  "namespace of " TypeName ", or at global scope");                                             \
-    static_assert(coalesce_names <= ::coalesce::detail::max_fields,                                              \
-                  "COALESCE_FIELDS(" TypeName ", ...): more than " COALESCE_DETAIL_MAX_FIELDS_TEXT " names; "   \
-                  "coalesce reflects at most " COALESCE_DETAIL_MAX_FIELDS_TEXT " fields, so group related "     \
-                  "fields into structs of their own");                                                          \
-    static_assert(coalesce_template || coalesce_names > ::coalesce::detail::max_fields ||                        \
-                      coalesce_names == ::coalesce::detail::field_count_v<coalesce_target>,                       \
-                  "COALESCE_FIELDS(" TypeName ", ...): name every field of " TypeName ", in declaration order"); \
-    static_assert(coalesce_names != ::coalesce::detail::field_count_v<coalesce_target> ||                         \
-                      ::coalesce::detail::named_in_order<coalesce_target>([](auto* coalesce_probe) {              \
-                        using coalesce_type = std::remove_pointer_t<decltype(coalesce_probe)>;                  \
-                        return ::coalesce::detail::fields_in_order<coalesce_type>(                              \
-                            0 COALESCE_DETAIL_FOR_EACH(COALESCE_DETAIL_MEMBER_POINTER, _, __VA_ARGS__));        \
-                      }),                                                                                       \
-                  "COALESCE_FIELDS(" TypeName ", ...): name every field of " TypeName ", in declaration order"); \
-    return {};                                                                                                  \
-  }                                                                                                             \
-  COALESCE_DETAIL_UNPAREN(ProxyHead)                                                                            \
-  auto coalesce_detail_field_names(const COALESCE_DETAIL_UNPAREN(Type)*, coalesce_qualified*,                   \
-                                   ::coalesce_detail_fields_tag) {                                              \
-    using coalesce_type =                                                                                       \
-        typename ::coalesce::detail::dependent_on<coalesce_qualified, COALESCE_DETAIL_UNPAREN(Type)>::type;     \
-    /* For a class template, the checks run when the first proxy is made. */                                    \
+    constexpr bool coalesce_template = std::is_same_v<coalesce_target, ::coalesce::detail::class_template_given>;      \
+    constexpr std::size_t coalesce_names = COALESCE_DETAIL_COUNT_ARGS(__VA_ARGS__);                                    \
+    static_assert(coalesce_template || ::coalesce::detail::fields_reachable<coalesce_target>::value,                   \
+                  "COALESCE_FIELDS(" TypeName ", ...): coalesce cannot find this declaration; write it in the "        \
+                  "namespace of " TypeName ", or at global scope");                                                    \
+    static_assert(coalesce_names <= ::coalesce::detail::max_fields,                                                    \
+                  "COALESCE_FIELDS(" TypeName ", ...): more than " COALESCE_DETAIL_MAX_FIELDS_TEXT " names; "          \
+                  "coalesce reflects at most " COALESCE_DETAIL_MAX_FIELDS_TEXT " fields, so group related "            \
+                  "fields into structs of their own");                                                                 \
+    static_assert(coalesce_template || coalesce_names > ::coalesce::detail::max_fields ||                              \
+                      coalesce_names == ::coalesce::detail::field_count_v<coalesce_target>,                            \
+                  "COALESCE_FIELDS(" TypeName ", ...): name every field of " TypeName ", in declaration order");       \
+    static_assert(coalesce_names != ::coalesce::detail::field_count_v<coalesce_target> ||                              \
+                      ::coalesce::detail::named_in_order<coalesce_target>([](auto* coalesce_probe) {                   \
+                        using coalesce_type = std::remove_pointer_t<decltype(coalesce_probe)>;                         \
+                        return ::coalesce::detail::fields_in_order<coalesce_type>(                                     \
+                            0 COALESCE_DETAIL_FOR_EACH(COALESCE_DETAIL_MEMBER_POINTER, _, __VA_ARGS__));               \
+                      }),                                                                                              \
+                  "COALESCE_FIELDS(" TypeName ", ...): name every field of " TypeName ", in declaration order");       \
+    return {};                                                                                                         \
+  }                                                                                                                    \
+  COALESCE_DETAIL_UNPAREN(ProxyHead)                                                                                   \
+  auto coalesce_detail_field_names(const COALESCE_DETAIL_UNPAREN(Type)*, coalesce_qualified*,                          \
+                                   ::coalesce_detail_fields_tag) {                                                     \
+    using coalesce_type =                                                                                              \
+        typename ::coalesce::detail::dependent_on<coalesce_qualified, COALESCE_DETAIL_UNPAREN(Type)>::type;            \
+    /* For a class template, the checks run when the first proxy is made. */                                           \
     (void)coalesce_detail_fields_declared(static_cast<const coalesce_type*>(nullptr), ::coalesce_detail_fields_tag{}); \
-    /* Members of a local class are instantiated with the function: the read-only proxy must */                 \
-    /* not even declare assignment, so it is a class of its own. */                                            \
-    if constexpr (std::is_const_v<coalesce_qualified>) {                                                       \
-      struct reference : ::coalesce::detail::named_soa_reference<reference, coalesce_qualified> {               \
-        COALESCE_DETAIL_FOR_EACH(COALESCE_DETAIL_NAMED_FIELD, _, __VA_ARGS__)                                   \
-        COALESCE_DETAIL_NAMED_CONSTRUCTORS(__VA_ARGS__)                                                         \
-      };                                                                                                        \
-      return ::coalesce::detail::type_identity<reference>{};                                                    \
-    } else {                                                                                                    \
-      struct reference : ::coalesce::detail::named_soa_reference<reference, coalesce_qualified> {               \
-        COALESCE_DETAIL_FOR_EACH(COALESCE_DETAIL_NAMED_FIELD, _, __VA_ARGS__)                                   \
-        COALESCE_DETAIL_NAMED_CONSTRUCTORS(__VA_ARGS__)                                                         \
-        COALESCE_HOST_DEVICE const reference& operator=(const coalesce_type& value) const {                     \
-          this->assign(value);                                                                                  \
-          return *this;                                                                                         \
-        }                                                                                                       \
-        COALESCE_HOST_DEVICE const reference& operator=(const reference& other) const {                         \
-          this->assign(static_cast<coalesce_type>(other));                                                      \
-          return *this;                                                                                         \
-        }                                                                                                       \
-      };                                                                                                        \
-      return ::coalesce::detail::type_identity<reference>{};                                                    \
-    }                                                                                                           \
+    /* Members of a local class are instantiated with the function: the read-only proxy must */                        \
+    /* not even declare assignment, so it is a class of its own. */                                                    \
+    if constexpr (std::is_const_v<coalesce_qualified>) {                                                               \
+      struct reference : ::coalesce::detail::named_soa_reference<reference, coalesce_qualified> {                      \
+        COALESCE_DETAIL_FOR_EACH(COALESCE_DETAIL_NAMED_FIELD, _, __VA_ARGS__)                                          \
+        COALESCE_DETAIL_NAMED_CONSTRUCTORS(__VA_ARGS__)                                                                \
+      };                                                                                                               \
+      return ::coalesce::detail::type_identity<reference>{};                                                           \
+    } else {                                                                                                           \
+      struct reference : ::coalesce::detail::named_soa_reference<reference, coalesce_qualified> {                      \
+        COALESCE_DETAIL_FOR_EACH(COALESCE_DETAIL_NAMED_FIELD, _, __VA_ARGS__)                                          \
+        COALESCE_DETAIL_NAMED_CONSTRUCTORS(__VA_ARGS__)                                                                \
+        COALESCE_HOST_DEVICE const reference& operator=(const coalesce_type& value) const {                            \
+          this->assign(value);                                                                                         \
+          return *this;                                                                                                \
+        }                                                                                                              \
+        COALESCE_HOST_DEVICE const reference& operator=(const reference& other) const {                                \
+          this->assign(static_cast<coalesce_type>(other));                                                             \
+          return *this;                                                                                                \
+        }                                                                                                              \
+      };                                                                                                               \
+      return ::coalesce::detail::type_identity<reference>{};                                                           \
+    }                                                                                                                  \
   }
 
 // The proxy's constructors: from its members in field order (a local class has no member
 // templates, so the members are made outside), and a copy (declared, since the proxy declares
 // its assignment).
-#define COALESCE_DETAIL_NAMED_CONSTRUCTORS(...)                                                                \
-  COALESCE_HOST_DEVICE explicit reference(                                                                    \
+#define COALESCE_DETAIL_NAMED_CONSTRUCTORS(...)                                                                   \
+  COALESCE_HOST_DEVICE explicit reference(                                                                        \
       ::coalesce::detail::members_tag COALESCE_DETAIL_FOR_EACH(COALESCE_DETAIL_MEMBER_PARAMETER, _, __VA_ARGS__)) \
-      : ::coalesce::detail::named_soa_reference<reference, coalesce_qualified>{}                              \
-            COALESCE_DETAIL_FOR_EACH(COALESCE_DETAIL_MEMBER_INIT, _, __VA_ARGS__) {}                          \
+      : ::coalesce::detail::named_soa_reference<reference, coalesce_qualified> {}                                 \
+  COALESCE_DETAIL_FOR_EACH(COALESCE_DETAIL_MEMBER_INIT, _, __VA_ARGS__) {}                                        \
   reference(const reference&) = default;
 #define COALESCE_DETAIL_MEMBER_PARAMETER(unused, name) \
   , ::coalesce::detail::member_reference_t<coalesce_qualified, decltype(coalesce_type::name)> coalesce_##name

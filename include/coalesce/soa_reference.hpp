@@ -73,9 +73,8 @@ struct reference_of_kind {
 };
 template <class Q>
 struct reference_of_kind<Q, reference_kind::named> {
-  using type = typename decltype(coalesce_detail_field_names(static_cast<const element_of_t<Q>*>(nullptr),
-                                                             static_cast<Q*>(nullptr),
-                                                             ::coalesce_detail_fields_tag{}))::type;
+  using type = typename decltype(coalesce_detail_field_names(
+      static_cast<const element_of_t<Q>*>(nullptr), static_cast<Q*>(nullptr), ::coalesce_detail_fields_tag{}))::type;
 };
 template <class Q>
 struct reference_of_kind<Q, reference_kind::vector> {

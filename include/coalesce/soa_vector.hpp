@@ -229,7 +229,8 @@ class soa_vector {
                                       "assign_async into a pinned (pinned_resource) vector, and read it once the "
                                       "graph has run");
     }
-    copy_columns_from<S>(other.const_view().columns(), size_, detail::device_side_stream<Space, S>(stream(), other.stream()));
+    copy_columns_from<S>(other.const_view().columns(), size_,
+                         detail::device_side_stream<Space, S>(stream(), other.stream()));
     if constexpr (!on_device) detail::wait_for<S>(other.stream());
   }
 
@@ -306,8 +307,7 @@ class soa_vector {
   // The same where becoming `count` long would allocate (beyond the capacity) or, when `fills`,
   // write new elements of a device vector (T{}, copied from the host).
   void refuse_capture_of_growth(std::size_t count, bool fills, const char* what, const char* instead) const {
-    if (count > capacity_)
-      refuse_capture(detail::uncapturable::allocates, what, instead);
+    if (count > capacity_) refuse_capture(detail::uncapturable::allocates, what, instead);
     else if (on_device && fills && count > size_)
       refuse_capture(detail::uncapturable::copies_pageable_memory, what, instead);
   }
@@ -354,7 +354,8 @@ class soa_vector {
   // Copies `count` elements of every column, ordered on `on`.
   template <class FromSpace, class Pointers>
   void copy_columns_from(const Pointers& from, std::size_t count, cudaStream_t on) {
-    detail::copy_leaf_columns<T, Space, FromSpace>(columns<void*>(), from, count, on, std::make_index_sequence<leaf_count>{});
+    detail::copy_leaf_columns<T, Space, FromSpace>(columns<void*>(), from, count, on,
+                                                   std::make_index_sequence<leaf_count>{});
   }
 
   // Makes this empty vector a copy of `other` (the caller has refused a capture).

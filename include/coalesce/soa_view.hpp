@@ -10,9 +10,9 @@
 
 #include <coalesce/config.hpp>
 #include <coalesce/detail/fields.hpp>
+#include <coalesce/detail/make_reference.hpp>
 #include <coalesce/memory_space.hpp>
 #include <coalesce/soa_fields.hpp>
-#include <coalesce/detail/make_reference.hpp>
 #include <coalesce/soa_reference.hpp>
 
 #include <cstddef>
@@ -24,9 +24,9 @@
 // nvcc time per unit, more than a kernel on a soa_view costs. libstdc++ declares the tags alone in
 // one internal header; other standard libraries get <iterator>.
 #if defined(__GLIBCXX__) && __has_include(<bits/stl_iterator_base_types.h>)
-#include <bits/stl_iterator_base_types.h>
+#  include <bits/stl_iterator_base_types.h>
 #else
-#include <iterator>
+#  include <iterator>
 #endif
 
 namespace coalesce {
@@ -38,14 +38,14 @@ class soa_view;
 /// plain aggregate, not cuda::std::array: no libcu++ here, see detail/fields.hpp).
 template <class P, std::size_t N>
 struct column_array {
-  P values[N];                                                                          ///< the values, in leaf order
-  COALESCE_HOST_DEVICE constexpr P& operator[](std::size_t i) { return values[i]; }              ///< value i
+  P values[N];  ///< the values, in leaf order
+  COALESCE_HOST_DEVICE constexpr P& operator[](std::size_t i) { return values[i]; }  ///< value i
   COALESCE_HOST_DEVICE constexpr const P& operator[](std::size_t i) const { return values[i]; }  ///< value i
-  COALESCE_HOST_DEVICE static constexpr std::size_t size() noexcept { return N; }               ///< N
-  COALESCE_HOST_DEVICE constexpr P* begin() { return values; }                  ///< the first value
-  COALESCE_HOST_DEVICE constexpr P* end() { return values + N; }                ///< one past the last
-  COALESCE_HOST_DEVICE constexpr const P* begin() const { return values; }      ///< the first value
-  COALESCE_HOST_DEVICE constexpr const P* end() const { return values + N; }    ///< one past the last
+  COALESCE_HOST_DEVICE static constexpr std::size_t size() noexcept { return N; }  ///< N
+  COALESCE_HOST_DEVICE constexpr P* begin() { return values; }  ///< the first value
+  COALESCE_HOST_DEVICE constexpr P* end() { return values + N; }  ///< one past the last
+  COALESCE_HOST_DEVICE constexpr const P* begin() const { return values; }  ///< the first value
+  COALESCE_HOST_DEVICE constexpr const P* end() const { return values + N; }  ///< one past the last
 };
 
 /// A random-access iterator over a soa_view; *it is view[i].
@@ -53,10 +53,10 @@ template <class T, class Space = device_space>
 class soa_iterator {
  public:
   using iterator_category = std::random_access_iterator_tag;  ///< random access
-  using value_type = std::remove_const_t<T>;                  ///< the element type
-  using difference_type = std::ptrdiff_t;                     ///< a distance in elements
-  using reference = soa_reference_t<T>;                       ///< what *it is: a proxy of references
-  using pointer = void;                                       ///< none: elements are spread over columns
+  using value_type = std::remove_const_t<T>;  ///< the element type
+  using difference_type = std::ptrdiff_t;  ///< a distance in elements
+  using reference = soa_reference_t<T>;  ///< what *it is: a proxy of references
+  using pointer = void;  ///< none: elements are spread over columns
 
   soa_iterator() = default;
   /// The iterator at element `index` of `view`.
@@ -69,29 +69,61 @@ class soa_iterator {
   COALESCE_DETAIL_EXEC_CHECK_DISABLE
   COALESCE_HOST_DEVICE reference operator[](difference_type n) const { return view_[index_ + n]; }
   /// On to the next element.
-  COALESCE_HOST_DEVICE soa_iterator& operator++() { ++index_; return *this; }
+  COALESCE_HOST_DEVICE soa_iterator& operator++() {
+    ++index_;
+    return *this;
+  }
   /// On to the next element, returning the iterator as it was.
-  COALESCE_HOST_DEVICE soa_iterator operator++(int) { soa_iterator old = *this; ++index_; return old; }
+  COALESCE_HOST_DEVICE soa_iterator operator++(int) {
+    soa_iterator old = *this;
+    ++index_;
+    return old;
+  }
   /// Back to the element before.
-  COALESCE_HOST_DEVICE soa_iterator& operator--() { --index_; return *this; }
+  COALESCE_HOST_DEVICE soa_iterator& operator--() {
+    --index_;
+    return *this;
+  }
   /// Back to the element before, returning the iterator as it was.
-  COALESCE_HOST_DEVICE soa_iterator operator--(int) { soa_iterator old = *this; --index_; return old; }
+  COALESCE_HOST_DEVICE soa_iterator operator--(int) {
+    soa_iterator old = *this;
+    --index_;
+    return old;
+  }
   /// `n` elements on (back, for a negative n).
-  COALESCE_HOST_DEVICE soa_iterator& operator+=(difference_type n) { index_ += n; return *this; }
+  COALESCE_HOST_DEVICE soa_iterator& operator+=(difference_type n) {
+    index_ += n;
+    return *this;
+  }
   /// `n` elements back.
-  COALESCE_HOST_DEVICE soa_iterator& operator-=(difference_type n) { index_ -= n; return *this; }
+  COALESCE_HOST_DEVICE soa_iterator& operator-=(difference_type n) {
+    index_ -= n;
+    return *this;
+  }
   COALESCE_HOST_DEVICE friend soa_iterator operator+(soa_iterator it, difference_type n) { return it += n; }
   COALESCE_HOST_DEVICE friend soa_iterator operator+(difference_type n, soa_iterator it) { return it += n; }
   COALESCE_HOST_DEVICE friend soa_iterator operator-(soa_iterator it, difference_type n) { return it -= n; }
   COALESCE_HOST_DEVICE friend difference_type operator-(const soa_iterator& a, const soa_iterator& b) {
     return difference_type(a.index_) - difference_type(b.index_);
   }
-  COALESCE_HOST_DEVICE friend bool operator==(const soa_iterator& a, const soa_iterator& b) { return a.index_ == b.index_; }
-  COALESCE_HOST_DEVICE friend bool operator!=(const soa_iterator& a, const soa_iterator& b) { return a.index_ != b.index_; }
-  COALESCE_HOST_DEVICE friend bool operator<(const soa_iterator& a, const soa_iterator& b) { return a.index_ < b.index_; }
-  COALESCE_HOST_DEVICE friend bool operator>(const soa_iterator& a, const soa_iterator& b) { return a.index_ > b.index_; }
-  COALESCE_HOST_DEVICE friend bool operator<=(const soa_iterator& a, const soa_iterator& b) { return a.index_ <= b.index_; }
-  COALESCE_HOST_DEVICE friend bool operator>=(const soa_iterator& a, const soa_iterator& b) { return a.index_ >= b.index_; }
+  COALESCE_HOST_DEVICE friend bool operator==(const soa_iterator& a, const soa_iterator& b) {
+    return a.index_ == b.index_;
+  }
+  COALESCE_HOST_DEVICE friend bool operator!=(const soa_iterator& a, const soa_iterator& b) {
+    return a.index_ != b.index_;
+  }
+  COALESCE_HOST_DEVICE friend bool operator<(const soa_iterator& a, const soa_iterator& b) {
+    return a.index_ < b.index_;
+  }
+  COALESCE_HOST_DEVICE friend bool operator>(const soa_iterator& a, const soa_iterator& b) {
+    return a.index_ > b.index_;
+  }
+  COALESCE_HOST_DEVICE friend bool operator<=(const soa_iterator& a, const soa_iterator& b) {
+    return a.index_ <= b.index_;
+  }
+  COALESCE_HOST_DEVICE friend bool operator>=(const soa_iterator& a, const soa_iterator& b) {
+    return a.index_ >= b.index_;
+  }
   /// The index in view() of the element it points to.
   COALESCE_HOST_DEVICE std::size_t index() const { return index_; }
   /// The view it walks.
@@ -114,11 +146,11 @@ class soa_view {
                 "coalesce::soa_view<T, Space>: Space must be coalesce::host_space or coalesce::device_space");
 
  public:
-  using element_type = T;                     ///< the element type, const for a read-only view
+  using element_type = T;  ///< the element type, const for a read-only view
   using value_type = std::remove_const_t<T>;  ///< the element type without const
-  using memory_space = Space;                 ///< where the columns live
-  using reference = soa_reference_t<T>;       ///< what view[i] is: a proxy of references
-  using iterator = soa_iterator<T, Space>;    ///< what begin() and end() return
+  using memory_space = Space;  ///< where the columns live
+  using reference = soa_reference_t<T>;  ///< what view[i] is: a proxy of references
+  using iterator = soa_iterator<T, Space>;  ///< what begin() and end() return
   /// The number of T's own fields.
   static constexpr std::size_t field_count = detail::field_count_v<value_type>;
   /// The number of columns T is stored in (leaf_count_v<T>): one per leaf, so a field that is a
@@ -145,9 +177,11 @@ class soa_view {
     for (std::size_t i = 0; i < leaf_count; ++i) columns_[i] = other.columns()[i];
   }
 
-  COALESCE_HOST_DEVICE std::size_t size() const noexcept { return size_; }   ///< the number of elements
-  COALESCE_HOST_DEVICE bool empty() const noexcept { return size_ == 0; }    ///< whether size() is 0
-  COALESCE_HOST_DEVICE const column_pointers& columns() const noexcept { return columns_; }  ///< the columns, in leaf order
+  COALESCE_HOST_DEVICE std::size_t size() const noexcept { return size_; }  ///< the number of elements
+  COALESCE_HOST_DEVICE bool empty() const noexcept { return size_ == 0; }  ///< whether size() is 0
+  COALESCE_HOST_DEVICE const column_pointers& columns() const noexcept {
+    return columns_;
+  }  ///< the columns, in leaf order
 
   /// The column of a field that is one column, as a raw pointer (256-byte aligned for a
   /// soa_vector's view): Key is a field index (column<0>()) or a pointer to member

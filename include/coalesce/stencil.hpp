@@ -15,22 +15,23 @@
 
 #if !defined(__CUDACC__)
 // One error instead of pages: a host compiler stops at the first CUDA keyword in here.
-#  error "coalesce/stencil.hpp launches kernels: include it from a .cu file (or a source with LANGUAGE CUDA), compiled by nvcc"
+#  error \
+      "coalesce/stencil.hpp launches kernels: include it from a .cu file (or a source with LANGUAGE CUDA), compiled by nvcc"
 #else
 
-#include <coalesce/boundary.hpp>
-#include <coalesce/config.hpp>
-#include <coalesce/detail/nvtx.hpp>
-#include <coalesce/detail/stencil_launch.hpp>
-#include <coalesce/inputs.hpp>
-#include <coalesce/neighbourhood.hpp>
-#include <coalesce/pitched_matrix.hpp>
-#include <coalesce/pitched_volume.hpp>
+#  include <coalesce/boundary.hpp>
+#  include <coalesce/config.hpp>
+#  include <coalesce/detail/nvtx.hpp>
+#  include <coalesce/detail/stencil_launch.hpp>
+#  include <coalesce/inputs.hpp>
+#  include <coalesce/neighbourhood.hpp>
+#  include <coalesce/pitched_matrix.hpp>
+#  include <coalesce/pitched_volume.hpp>
 
-#include <cuda/std/span>
-#include <cuda_runtime_api.h>
+#  include <cuda/std/span>
+#  include <cuda_runtime_api.h>
 
-#include <type_traits>
+#  include <type_traits>
 
 namespace coalesce {
 

@@ -8,18 +8,19 @@
 
 #if !defined(__CUDACC__)
 // One error instead of pages: a host compiler stops at the first CUDA keyword in here.
-#  error "coalesce/thrust.hpp launches kernels: include it from a .cu file (or a source with LANGUAGE CUDA), compiled by nvcc"
+#  error \
+      "coalesce/thrust.hpp launches kernels: include it from a .cu file (or a source with LANGUAGE CUDA), compiled by nvcc"
 #else
 
-#include <coalesce/config.hpp>
-#include <coalesce/detail/nvtx.hpp>
-#include <coalesce/soa.hpp>
-#include <coalesce/soa_convert.hpp>
+#  include <coalesce/config.hpp>
+#  include <coalesce/detail/nvtx.hpp>
+#  include <coalesce/soa.hpp>
+#  include <coalesce/soa_convert.hpp>
 
-#include <thrust/device_vector.h>
-#include <thrust/iterator/iterator_facade.h>
+#  include <thrust/device_vector.h>
+#  include <thrust/iterator/iterator_facade.h>
 
-#include <cstddef>
+#  include <cstddef>
 
 namespace coalesce {
 

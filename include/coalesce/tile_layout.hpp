@@ -157,7 +157,8 @@ COALESCE_HOST_DEVICE constexpr unsigned access_wavefronts(const Offset& offset_o
 // are not one access.
 template <class Offset>
 COALESCE_HOST_DEVICE constexpr unsigned worst_access_wavefronts(const Offset& offset_of, std::size_t elem_bytes,
-                                                                std::size_t rows, std::size_t cols, const warp_access& a) {
+                                                                std::size_t rows, std::size_t cols,
+                                                                const warp_access& a) {
   const bool moves_down = a.row_step == 0, moves_across = !moves_down && a.col_step == 0;
   const std::size_t extent = moves_down ? rows : moves_across ? cols : 1;
   const std::size_t places = extent < 32 ? extent : 32;
@@ -221,8 +222,9 @@ struct tile_offset<T, Rows, Cols, swizzled> {
   // The XOR works on units of max(sizeof(T), 4) bytes: a 4-byte bank word, or one element.
   static constexpr std::size_t per_unit = sizeof(T) >= 4 ? 1 : 4 / sizeof(T);
   static constexpr std::size_t units_per_row = Cols / per_unit;
-  static_assert(Cols % per_unit == 0 && units_per_row != 0 && (units_per_row & (units_per_row - 1)) == 0,
-                "coalesce::swizzled: a row must be a power of two of max(sizeof(T), 4)-byte units; use coalesce::padded");
+  static_assert(
+      Cols % per_unit == 0 && units_per_row != 0 && (units_per_row & (units_per_row - 1)) == 0,
+      "coalesce::swizzled: a row must be a power of two of max(sizeof(T), 4)-byte units; use coalesce::padded");
   static constexpr std::size_t size = Rows * Cols;
   COALESCE_HOST_DEVICE constexpr std::size_t operator()(std::size_t r, std::size_t c) const {
     const std::size_t unit = (c / per_unit) ^ (r % units_per_row);
@@ -273,9 +275,7 @@ struct tile_layout {
   /// Elements to allocate (padding included).
   static constexpr std::size_t size = offsets::size;
   /// Element offset of (r, c) from the tile's start.
-  COALESCE_HOST_DEVICE static constexpr std::size_t offset(std::size_t r, std::size_t c) {
-    return offsets{}(r, c);
-  }
+  COALESCE_HOST_DEVICE static constexpr std::size_t offset(std::size_t r, std::size_t c) { return offsets{}(r, c); }
 
  private:
   struct offset_function {
@@ -303,13 +303,15 @@ struct tile_layout {
   /// The certificate every tile carries: 32 lanes (or the whole row / column when shorter) touching
   /// consecutive elements of a row, or of a column.
   static constexpr warp_access row_access = warp_access::along_row().with_lanes(Cols < 32 ? Cols : 32);
-  static constexpr warp_access column_access = warp_access::along_column().with_lanes(Rows < 32 ? Rows : 32);  ///< the same down a column
-  static constexpr unsigned row_access_wavefronts = wavefronts(row_access);                ///< wavefronts(row_access)
-  static constexpr unsigned column_access_wavefronts = wavefronts(column_access);          ///< wavefronts(column_access)
-  static constexpr unsigned ideal_row_wavefronts = ideal_wavefronts(row_access);           ///< the least for row_access
-  static constexpr unsigned ideal_column_wavefronts = ideal_wavefronts(column_access);     ///< the least for column_access
+  static constexpr warp_access column_access =
+      warp_access::along_column().with_lanes(Rows < 32 ? Rows : 32);  ///< the same down a column
+  static constexpr unsigned row_access_wavefronts = wavefronts(row_access);  ///< wavefronts(row_access)
+  static constexpr unsigned column_access_wavefronts = wavefronts(column_access);  ///< wavefronts(column_access)
+  static constexpr unsigned ideal_row_wavefronts = ideal_wavefronts(row_access);  ///< the least for row_access
+  static constexpr unsigned ideal_column_wavefronts = ideal_wavefronts(column_access);  ///< the least for column_access
   static constexpr bool conflict_free_rows = row_access_wavefronts == ideal_row_wavefronts;  ///< no conflict along rows
-  static constexpr bool conflict_free_columns = column_access_wavefronts == ideal_column_wavefronts;  ///< nor along columns
+  static constexpr bool conflict_free_columns =
+      column_access_wavefronts == ideal_column_wavefronts;  ///< nor along columns
 };
 
 }  // namespace coalesce

@@ -58,38 +58,74 @@ class tracked_field {
 
   /// value += u: a read and a write.
   template <class U>
-  COALESCE_HOST_DEVICE constexpr tracked_field& operator+=(const U& u) noexcept { modify() += u; return *this; }
+  COALESCE_HOST_DEVICE constexpr tracked_field& operator+=(const U& u) noexcept {
+    modify() += u;
+    return *this;
+  }
   /// value -= u: a read and a write.
   template <class U>
-  COALESCE_HOST_DEVICE constexpr tracked_field& operator-=(const U& u) noexcept { modify() -= u; return *this; }
+  COALESCE_HOST_DEVICE constexpr tracked_field& operator-=(const U& u) noexcept {
+    modify() -= u;
+    return *this;
+  }
   /// value *= u: a read and a write.
   template <class U>
-  COALESCE_HOST_DEVICE constexpr tracked_field& operator*=(const U& u) noexcept { modify() *= u; return *this; }
+  COALESCE_HOST_DEVICE constexpr tracked_field& operator*=(const U& u) noexcept {
+    modify() *= u;
+    return *this;
+  }
   /// value /= u: a read and a write.
   template <class U>
-  COALESCE_HOST_DEVICE constexpr tracked_field& operator/=(const U& u) noexcept { modify() /= u; return *this; }
+  COALESCE_HOST_DEVICE constexpr tracked_field& operator/=(const U& u) noexcept {
+    modify() /= u;
+    return *this;
+  }
   /// value %= u: a read and a write.
   template <class U>
-  COALESCE_HOST_DEVICE constexpr tracked_field& operator%=(const U& u) noexcept { modify() %= u; return *this; }
+  COALESCE_HOST_DEVICE constexpr tracked_field& operator%=(const U& u) noexcept {
+    modify() %= u;
+    return *this;
+  }
   /// value &= u: a read and a write.
   template <class U>
-  COALESCE_HOST_DEVICE constexpr tracked_field& operator&=(const U& u) noexcept { modify() &= u; return *this; }
+  COALESCE_HOST_DEVICE constexpr tracked_field& operator&=(const U& u) noexcept {
+    modify() &= u;
+    return *this;
+  }
   /// value |= u: a read and a write.
   template <class U>
-  COALESCE_HOST_DEVICE constexpr tracked_field& operator|=(const U& u) noexcept { modify() |= u; return *this; }
+  COALESCE_HOST_DEVICE constexpr tracked_field& operator|=(const U& u) noexcept {
+    modify() |= u;
+    return *this;
+  }
   /// value ^= u: a read and a write.
   template <class U>
-  COALESCE_HOST_DEVICE constexpr tracked_field& operator^=(const U& u) noexcept { modify() ^= u; return *this; }
+  COALESCE_HOST_DEVICE constexpr tracked_field& operator^=(const U& u) noexcept {
+    modify() ^= u;
+    return *this;
+  }
   /// value <<= u: a read and a write.
   template <class U>
-  COALESCE_HOST_DEVICE constexpr tracked_field& operator<<=(const U& u) noexcept { modify() <<= u; return *this; }
+  COALESCE_HOST_DEVICE constexpr tracked_field& operator<<=(const U& u) noexcept {
+    modify() <<= u;
+    return *this;
+  }
   /// value >>= u: a read and a write.
   template <class U>
-  COALESCE_HOST_DEVICE constexpr tracked_field& operator>>=(const U& u) noexcept { modify() >>= u; return *this; }
+  COALESCE_HOST_DEVICE constexpr tracked_field& operator>>=(const U& u) noexcept {
+    modify() >>= u;
+    return *this;
+  }
   /// ++value, returning this field: a read and a write.
-  COALESCE_HOST_DEVICE constexpr tracked_field& operator++() noexcept { ++modify(); return *this; }
+  COALESCE_HOST_DEVICE constexpr tracked_field& operator++() noexcept {
+    ++modify();
+    return *this;
+  }
   /// --value, returning this field: a read and a write.
-  COALESCE_HOST_DEVICE constexpr tracked_field& operator--() noexcept { --modify(); return *this; }
+  COALESCE_HOST_DEVICE constexpr tracked_field& operator--() noexcept {
+    --modify();
+    return *this;
+  }
   /// value++, returning the value before, as an F: a read and a write.
   COALESCE_HOST_DEVICE constexpr F operator++(int) noexcept { return modify()++; }
   /// value--, returning the value before, as an F: a read and a write.

@@ -6,22 +6,23 @@
 
 #if !defined(__CUDACC__)
 // One error instead of pages: a host compiler stops at the first CUDA keyword in here.
-#  error "coalesce/transpose.hpp launches kernels: include it from a .cu file (or a source with LANGUAGE CUDA), compiled by nvcc"
+#  error \
+      "coalesce/transpose.hpp launches kernels: include it from a .cu file (or a source with LANGUAGE CUDA), compiled by nvcc"
 #else
 
-#include <coalesce/config.hpp>
-#include <coalesce/detail/launch.hpp>
-#include <coalesce/detail/nvtx.hpp>
-#include <coalesce/error.hpp>
-#include <coalesce/pitched_matrix.hpp>
-#include <coalesce/shared_tile.hpp>
+#  include <coalesce/config.hpp>
+#  include <coalesce/detail/launch.hpp>
+#  include <coalesce/detail/nvtx.hpp>
+#  include <coalesce/error.hpp>
+#  include <coalesce/pitched_matrix.hpp>
+#  include <coalesce/shared_tile.hpp>
 
-#include <cuda_runtime_api.h>
+#  include <cuda_runtime_api.h>
 
-#include <cstddef>
-#include <cstdint>
-#include <stdexcept>
-#include <string>
+#  include <cstddef>
+#  include <cstdint>
+#  include <stdexcept>
+#  include <string>
 
 namespace coalesce {
 namespace detail {
@@ -101,17 +102,17 @@ __global__ void __launch_bounds__(512) transpose_pairs_kernel(pitched_view<const
       const std::size_t r0 = tr * tile_size, c0 = tc * tile_size;
       if (pitches_allow_pairs && r0 + tile_size <= in.rows() && c0 + tile_size <= in.cols()) {
         vector_chunk<T, 2> v[passes];
-#pragma unroll
+#  pragma unroll
         for (unsigned k = 0; k < passes; ++k)
           v[k] = *reinterpret_cast<const vector_chunk<T, 2>*>(in.row(r0 + row + k * rows_per_pass) + c0 + 2 * lane);
-#pragma unroll
+#  pragma unroll
         for (unsigned k = 0; k < passes; ++k) {
           const unsigned r = row + k * rows_per_pass;
           tile(r + even_column_stores.row(lane), even_column_stores.col(lane)) = v[k][0];
           tile(r + odd_column_stores.row(lane), odd_column_stores.col(lane)) = v[k][1];
         }
         __syncthreads();
-#pragma unroll
+#  pragma unroll
         for (unsigned k = 0; k < passes; ++k) {
           const unsigned c = row + k * rows_per_pass;
           const T first = tile(even_row_loads.row(lane), c + even_row_loads.col(lane));
@@ -155,9 +156,10 @@ void transpose(pitched_view<const T> in, pitched_view<T> out, cudaStream_t strea
   static_assert(sizeof(T) == 4 || sizeof(T) == 8,
                 "coalesce::transpose: T must be a 4- or 8-byte type (float, int, double, ...)");
   if (out.rows() != in.cols() || out.cols() != in.rows())
-    throw std::invalid_argument("coalesce::transpose: a " + std::to_string(in.rows()) + " x " + std::to_string(in.cols()) +
-                                " input needs a " + std::to_string(in.cols()) + " x " + std::to_string(in.rows()) +
-                                " output, not " + std::to_string(out.rows()) + " x " + std::to_string(out.cols()));
+    throw std::invalid_argument("coalesce::transpose: a " + std::to_string(in.rows()) + " x " +
+                                std::to_string(in.cols()) + " input needs a " + std::to_string(in.cols()) + " x " +
+                                std::to_string(in.rows()) + " output, not " + std::to_string(out.rows()) + " x " +
+                                std::to_string(out.cols()));
   if (in.empty()) return;
   if constexpr (sizeof(T) == 4) {
     detail::launch_transpose_pairs(in, out, stream);

@@ -13,16 +13,22 @@ COALESCE_FIELDS(Stream3, a, b, c);
 
 struct copy_c_from_a {
   template <class E>
-  __device__ void operator()(E&& e) const { e.c = e.a; }
+  __device__ void operator()(E&& e) const {
+    e.c = e.a;
+  }
 };
 struct add_a_into_c {
   template <class E>
-  __device__ void operator()(E&& e) const { e.c = e.a + e.c; }
+  __device__ void operator()(E&& e) const {
+    e.c = e.a + e.c;
+  }
 };
 struct triad_into_a {  // BabelStream's Triad: a = b + scalar * c
   float scalar;
   template <class E>
-  __device__ void operator()(E&& e) const { e.a = e.b + scalar * e.c; }
+  __device__ void operator()(E&& e) const {
+    e.a = e.b + scalar * e.c;
+  }
 };
 
 void launch(coalesce::soa_view<Stream3> v) {

@@ -5,8 +5,9 @@
 // also the raw-pointer baseline of the coalesce_compile_cost benchmark (bench/).
 #include <cstddef>
 
-__global__ void advance(float* __restrict__ x, float* __restrict__ y, float* __restrict__ z, const float* __restrict__ vx,
-                        const float* __restrict__ vy, const float* __restrict__ vz, std::size_t n, float dt) {
+__global__ void advance(float* __restrict__ x, float* __restrict__ y, float* __restrict__ z,
+                        const float* __restrict__ vx, const float* __restrict__ vy, const float* __restrict__ vz,
+                        std::size_t n, float dt) {
   const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
   if (i < n) {
     x[i] += vx[i] * dt;

@@ -7,5 +7,7 @@ struct Particle {
 COALESCE_FIELDS(Particle, x, vx);
 
 void misuse(coalesce::soa_vector<Particle>& particles, float dt) {
+  // clang-format off: it reads `__device__(Particle& p)` as a call, and `Particle & p` as a product
   coalesce::for_each(particles.view(), [=] __device__(Particle& p) { p.x += p.vx * dt; });
+  // clang-format on
 }

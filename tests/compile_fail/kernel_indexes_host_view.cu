@@ -8,6 +8,8 @@ struct Particle {
 COALESCE_FIELDS(Particle, x, vx);
 
 template <class Particles>
-__global__ void advance(Particles p) { p[threadIdx.x].x += 1; }
+__global__ void advance(Particles p) {
+  p[threadIdx.x].x += 1;
+}
 
 void misuse(coalesce::soa_vector<Particle, coalesce::host_space>& particles) { advance<<<1, 32>>>(particles.view()); }

@@ -6,6 +6,7 @@ struct Particle {
 };
 COALESCE_FIELDS(Particle, x, vx);
 
-void misuse(coalesce::soa_vector<Particle>& on_device, const coalesce::soa_vector<Particle, coalesce::host_space>& pageable) {
+void misuse(coalesce::soa_vector<Particle>& on_device,
+            const coalesce::soa_vector<Particle, coalesce::host_space>& pageable) {
   on_device.assign_async(pageable);
 }

@@ -7,6 +7,8 @@ struct Particle {
 COALESCE_FIELDS(Particle, x, y);
 
 template <class Particles>
-__global__ void advance(Particles p) { p[threadIdx.x].x += p[threadIdx.x].y; }
+__global__ void advance(Particles p) {
+  p[threadIdx.x].x += p[threadIdx.x].y;
+}
 
 void misuse(coalesce::soa_vector<Particle>& particles) { advance<<<1, 32>>>(particles); }

@@ -7,6 +7,7 @@ struct Particle {
 };
 COALESCE_FIELDS(Particle, x, vx);
 
-void misuse(const coalesce::soa_vector<Particle, coalesce::host_space>& particles, coalesce::pitched_matrix<float>& speeds) {
+void misuse(const coalesce::soa_vector<Particle, coalesce::host_space>& particles,
+            coalesce::pitched_matrix<float>& speeds) {
   coalesce::transform(particles, speeds, [] __device__(auto p) { return p.vx; });
 }

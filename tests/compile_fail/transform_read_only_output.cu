@@ -6,4 +6,6 @@ struct twice {
   __device__ float operator()(float x) const { return 2 * x; }
 };
 
-void misuse(cuda::std::span<const float> in, cuda::std::span<const float> out) { coalesce::transform(in, out, twice{}); }
+void misuse(cuda::std::span<const float> in, cuda::std::span<const float> out) {
+  coalesce::transform(in, out, twice{});
+}

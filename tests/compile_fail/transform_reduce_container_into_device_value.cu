@@ -10,6 +10,6 @@ struct Particle {
 COALESCE_FIELDS(Particle, x, vx);
 
 void misuse(const coalesce::soa_vector<Particle>& particles, coalesce::device_value<double>& energy) {
-  coalesce::transform_reduce(particles, [] __device__(auto p) { return double(p.vx) * p.vx; }, 0.0,
-                             cuda::std::plus<>{}, energy);
+  coalesce::transform_reduce(
+      particles, [] __device__(auto p) { return double(p.vx) * p.vx; }, 0.0, cuda::std::plus<>{}, energy);
 }

@@ -23,9 +23,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <utility>
@@ -72,7 +72,6 @@ __global__ void drift_one_per_thread(coalesce::soa_view<Particle> p, float dt) {
   if (i < p.size()) drift{dt}(p[i]);
 }
 
-
 std::size_t element_count() { return ct::small_problems() ? (std::size_t(1) << 16) + 3 : (std::size_t(1) << 25) + 3; }
 
 }  // namespace
@@ -88,7 +87,8 @@ TEST_CASE("for_each on a soa_view updates every element in place, the tail inclu
   ct::check_launch();
   const auto got = v.to_vector(), expected = reference.to_vector();
   for (std::size_t i = 0; i < n; ++i)
-    if (got[i].x != expected[i].x || got[i].y != expected[i].y || got[i].z != expected[i].z || got[i].vx != particles[i].vx)
+    if (got[i].x != expected[i].x || got[i].y != expected[i].y || got[i].z != expected[i].z ||
+        got[i].vx != particles[i].vx)
       FAIL("element " << i << " differs");
 
   std::vector<Mixed> mixed(1003);
@@ -106,17 +106,18 @@ TEST_CASE("for_each on a soa_view updates every element in place, the tail inclu
   }
 }
 
-TEST_CASE("for_each on a soa_view moves 16-byte vectors, stores only changed columns, and keeps up with the best competitor") {
+TEST_CASE(
+    "for_each on a soa_view moves 16-byte vectors, stores only changed columns, and keeps up with the best competitor") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   const std::size_t n = element_count() - 3;
   coalesce::soa_vector<Particle> v(random_particles(n));
   const auto view = v.view();
   // dt = 0.5: every launch changes every position, so no launch can skip a store.
   auto library = [&](cudaStream_t s) { coalesce::for_each(view, drift{0.5f}, s); };
-  const auto competitors = cc::particle_update({view.column<&Particle::x>(), view.column<&Particle::y>(),
-                                                view.column<&Particle::z>(), view.column<&Particle::vx>(),
-                                                view.column<&Particle::vy>(), view.column<&Particle::vz>(), n},
-                                               0.5f);
+  const auto competitors =
+      cc::particle_update({view.column<&Particle::x>(), view.column<&Particle::y>(), view.column<&Particle::z>(),
+                           view.column<&Particle::vx>(), view.column<&Particle::vy>(), view.column<&Particle::vz>(), n},
+                          0.5f);
   library(0);
   coalesce_test::launch_each(competitors);
   COALESCE_REQUIRE_COUNTERS(profiler());
@@ -224,10 +225,10 @@ TEST_CASE("for_each and transform take extended lambdas and run in order on the 
   const float dt = 0.5f;
   // Three launches on one non-blocking stream, each reading what the one before wrote.
   coalesce::for_each(v.view(), [=] __device__(auto p) { p.x += p.vx * dt; }, stream);
-  coalesce::for_each(cuda::std::span<float>(v.view().column<&Particle::x>(), n), [] __device__(float& x) { x *= 2; },
-                     stream);
-  coalesce::transform(v.const_view(), cuda::std::span<float>(out.data(), n), [] __device__(auto p) { return p.x - p.y; },
-                      stream);
+  coalesce::for_each(
+      cuda::std::span<float>(v.view().column<&Particle::x>(), n), [] __device__(float& x) { x *= 2; }, stream);
+  coalesce::transform(
+      v.const_view(), cuda::std::span<float>(out.data(), n), [] __device__(auto p) { return p.x - p.y; }, stream);
   std::vector<float> got(n);
   coalesce::throw_on_error(cudaMemcpyAsync(got.data(), out.data(), n * sizeof(float), cudaMemcpyDeviceToHost, stream),
                            "cudaMemcpyAsync");
@@ -279,7 +280,8 @@ TEST_CASE("for_each over an array of structs is exact at any base alignment and 
   const auto got = p.download();
   REQUIRE(got[0].y == points[0].y);
   for (std::size_t i = 1; i < n; ++i)
-    if (got[i].x != points[i].x || got[i].y != -points[i].y || got[i].z != points[i].z) FAIL("Vec3 " << i << " differs");
+    if (got[i].x != points[i].x || got[i].y != -points[i].y || got[i].z != points[i].z)
+      FAIL("Vec3 " << i << " differs");
 }
 
 TEST_CASE("for_each and transform on pitched views: whole matrices and unaligned blocks") {
@@ -341,7 +343,8 @@ struct coalesce::view_adapter<device_grid> {
   static coalesce::pitched_view<float> adapt(const device_grid& g) { return {g.data, g.ny, g.nx, g.row_bytes}; }
 };
 
-TEST_CASE("for_each and transform walk mdspans (layout_right, layout_stride, aligned_accessor) and a user's view type") {
+TEST_CASE(
+    "for_each and transform walk mdspans (layout_right, layout_stride, aligned_accessor) and a user's view type") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   using extents_2d = cuda::std::dextents<std::size_t, 2>;
   using extents_1d = cuda::std::dextents<std::size_t, 1>;
@@ -365,14 +368,16 @@ TEST_CASE("for_each and transform walk mdspans (layout_right, layout_stride, ali
 
   // Dense rows as layout_right, into the matrix's mdspan.
   ct::device_buffer<float> dense(values);
-  coalesce::transform(cuda::std::mdspan<const float, extents_2d>(dense.data(), rows, cols), out.view().to_mdspan(), scaled{});
+  coalesce::transform(cuda::std::mdspan<const float, extents_2d>(dense.data(), rows, cols), out.view().to_mdspan(),
+                      scaled{});
   check(out.to_vector(), 1, "transform(layout_right mdspan, layout_stride mdspan)");
 
   // Rank 1 with aligned_accessor (a span underneath, so 16-byte chunks), and one column of the
   // dense rows (layout_stride, rows of one element).
-  coalesce::for_each(cuda::std::mdspan<float, extents_1d, cuda::std::layout_right, cuda::std::aligned_accessor<float, 16>>(
-                         dense.data(), rows * cols),
-                     scale_add{});
+  coalesce::for_each(
+      cuda::std::mdspan<float, extents_1d, cuda::std::layout_right, cuda::std::aligned_accessor<float, 16>>(
+          dense.data(), rows * cols),
+      scale_add{});
   check(dense.download(), 1, "for_each(rank-1 aligned_accessor mdspan)");
   using stride_1d = cuda::std::layout_stride::mapping<extents_1d>;
   coalesce::for_each(cuda::std::mdspan<float, extents_1d, cuda::std::layout_stride>(
@@ -399,7 +404,8 @@ TEST_CASE("transform: soa_view into a span, and a span in place") {
     const Particle& p = particles[i];
     // Same operations in the same order as the functor; only contraction into FMA may differ.
     const float expected = p.vx * p.vx + p.vy * p.vy + p.vz * p.vz;
-    if (std::abs(got[i] - expected) > 1e-6f * (1.0f + expected)) FAIL("speed " << i << ": " << got[i] << " vs " << expected);
+    if (std::abs(got[i] - expected) > 1e-6f * (1.0f + expected))
+      FAIL("speed " << i << ": " << got[i] << " vs " << expected);
   }
   const auto values = ct::random_values<float>(n);
   ct::device_buffer<float> data(values);
@@ -441,14 +447,15 @@ TEST_CASE("for_each and transform on one column: 16-byte accesses, and they keep
                                                          in_place, in_place_competitors, 8.0 * double(n));
   CHECK(a.versus_best_competitor() >= targets::versus_best_competitor);
   CHECK(a.library_of_peak >= targets::one_column_of_peak);
-  const auto b = coalesce_test::compare_with_competitors(
-      meter, "one float column into another: coalesce::transform(span, span)", into_another, into_another_competitors,
-      8.0 * double(n));
+  const auto b =
+      coalesce_test::compare_with_competitors(meter, "one float column into another: coalesce::transform(span, span)",
+                                              into_another, into_another_competitors, 8.0 * double(n));
   CHECK(b.versus_best_competitor() >= targets::versus_best_competitor);
   CHECK(b.library_of_peak >= targets::one_column_of_peak);
 }
 
-TEST_CASE("for_each on a pitched 200000 x 1000 matrix reads whole float4 rows, stores only elements, and keeps up with the best competitor") {
+TEST_CASE(
+    "for_each on a pitched 200000 x 1000 matrix reads whole float4 rows, stores only elements, and keeps up with the best competitor") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   const std::size_t rows = ct::small_problems() ? 256 : 200000, cols = 1000;
   coalesce::pitched_matrix<float> m(ct::random_values<float>(rows * cols), rows, cols);
@@ -475,7 +482,8 @@ TEST_CASE("for_each on a pitched 200000 x 1000 matrix reads whole float4 rows, s
   CHECK(r.library_of_peak >= targets::pitched_rows_of_peak);
 }
 
-TEST_CASE("for_each over an array of structs: 16-byte coalesced copies, no stores for a read-only f, and it keeps up with the best competitor") {
+TEST_CASE(
+    "for_each over an array of structs: 16-byte coalesced copies, no stores for a read-only f, and it keeps up with the best competitor") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   const std::size_t n = ct::small_problems() ? std::size_t(1) << 16 : std::size_t(1) << 25;
   ct::device_buffer<Particle> aos(random_particles(n));
@@ -504,8 +512,10 @@ TEST_CASE("for_each over an array of structs: 16-byte coalesced copies, no store
   using stage = coalesce::detail::stage_certificate<Particle>;
   static_assert(stage::words == 6 && stage::element_word_wavefronts == 2 && stage::ideal_element_word_wavefronts == 1);
   const double element_reads = 8.0 * stage::words, copy_reads = 256.0 * sizeof(Particle) / 16 / 32;
-  const double predicted = (element_reads * stage::element_word_wavefronts + copy_reads * 4) / (element_reads + copy_reads);
-  std::printf("shared wavefronts per load: %.3f, certificate %.3f\n", m.shared_load_wavefronts_per_instruction(), predicted);
+  const double predicted =
+      (element_reads * stage::element_word_wavefronts + copy_reads * 4) / (element_reads + copy_reads);
+  std::printf("shared wavefronts per load: %.3f, certificate %.3f\n", m.shared_load_wavefronts_per_instruction(),
+              predicted);
   CHECK(m.shared_load_wavefronts_per_instruction() >= predicted * 0.999);
   CHECK(m.shared_load_wavefronts_per_instruction() <= predicted * 1.04);
   ct::bandwidth_meter meter;
@@ -553,11 +563,13 @@ TEST_CASE("the occupancy a launch asks for is cached per kernel, device and bloc
   COALESCE_CUDA_CHECK(cudaGetDevice(&device));
   for (unsigned threads : {256u, 1024u, 256u, 64u, 64u}) {  // a size change must not reuse the last answer
     int expected = 0;
-    COALESCE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&expected, coalesce_test::occupancy_probe, int(threads), 0));
+    COALESCE_CUDA_CHECK(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&expected, coalesce_test::occupancy_probe, int(threads), 0));
     CHECK(coalesce::detail::resident_blocks<coalesce_test::occupancy_probe>(device, threads) == expected);
     int sms = 0;
     COALESCE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    CHECK(coalesce::detail::one_wave_grid<coalesce_test::occupancy_probe>(threads, std::size_t(1) << 40) == unsigned(sms * expected));
+    CHECK(coalesce::detail::one_wave_grid<coalesce_test::occupancy_probe>(threads, std::size_t(1) << 40) ==
+          unsigned(sms * expected));
     CHECK(coalesce::detail::one_wave_grid<coalesce_test::occupancy_probe>(threads, 3) == 3u);
   }
 }
@@ -579,7 +591,8 @@ TEST_CASE("for_each_index calls f(i) once for every index of a soa_view, a span 
   const auto hits = counts.download();
   for (std::size_t i = 0; i < n; ++i) {
     if (got[i].x != float(i) || got[i].y != 2.0f * float(i) || got[i].vz != -float(i)) FAIL("soa element " << i);
-    if (hits[i] != std::uint32_t(i % 1000) + 1) FAIL("span index " << i << " was visited " << hits[i] << " times' worth");
+    if (hits[i] != std::uint32_t(i % 1000) + 1)
+      FAIL("span index " << i << " was visited " << hits[i] << " times' worth");
   }
 }
 
@@ -650,7 +663,8 @@ bool padding_kept(const std::vector<unsigned char>& bytes, std::size_t n) {
 }
 }  // namespace contract
 
-TEST_CASE("for_each hands f a copy of its element at every position: chunks, heads and tails, staged structs, soa columns") {
+TEST_CASE(
+    "for_each hands f a copy of its element at every position: chunks, heads and tails, staged structs, soa columns") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   using namespace contract;
   const std::size_t n = 1001;
@@ -676,7 +690,8 @@ TEST_CASE("for_each hands f a copy of its element at every position: chunks, hea
   {
     coalesce::soa_vector<Particle> particles(random_particles(n + 3));
     auto columns = particles.view().columns();
-    for (auto& column : columns) column = static_cast<float*>(column) + 1;  // every column off alignment: heads and tails
+    for (auto& column : columns)
+      column = static_cast<float*>(column) + 1;  // every column off alignment: heads and tails
     const coalesce::soa_view<Particle> v(columns, n);
     const float* x_first = v.column<&Particle::x>();
     coalesce::for_each(v, [x_first, n] __device__(coalesce::soa_reference_t<Particle> p) {
@@ -689,7 +704,8 @@ TEST_CASE("for_each hands f a copy of its element at every position: chunks, hea
   }
 }
 
-TEST_CASE("for_each never compares or changes padding: a struct rebuilt whole keeps its padding bytes, and is stored only where a value changed") {
+TEST_CASE(
+    "for_each never compares or changes padding: a struct rebuilt whole keeps its padding bytes, and is stored only where a value changed") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   using namespace contract;
   const std::size_t n = 4099;
@@ -743,8 +759,9 @@ TEST_CASE("for_each stores nothing when f rebuilds padded structs with the same 
   COALESCE_REQUIRE_COUNTERS(profiler());
   const auto ct_ = profiler().measure(same_tagged);
   const auto cw = profiler().measure(same_wide);
-  std::printf("\nfor_each rebuilding padded structs with the same values: global store requests %.0f (8-byte), %.0f (24-byte, staged)\n",
-              ct_.global_store_requests(), cw.global_store_requests());
+  std::printf(
+      "\nfor_each rebuilding padded structs with the same values: global store requests %.0f (8-byte), %.0f (24-byte, staged)\n",
+      ct_.global_store_requests(), cw.global_store_requests());
   CHECK(ct_.global_store_requests() == 0.0);
   CHECK(cw.global_store_requests() == 0.0);
 }

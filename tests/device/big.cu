@@ -92,7 +92,8 @@ constexpr unsigned check_blocks = 4096;  // 2^20 threads, some 2^12 elements eac
 
 template <class F>
 __global__ void __launch_bounds__(check_threads) at_every_index_kernel(std::size_t n, F f) {
-  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
+  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x)
     f(i);
 }
 
@@ -129,9 +130,11 @@ __device__ void block_totals(unsigned long long& sum, unsigned long long& least)
 
 // result[0] += how many i < n have ok(i) false, result[1] = the least of them (one atomic each a block).
 template <class Ok>
-__global__ void __launch_bounds__(check_threads) count_mismatches_kernel(std::size_t n, Ok ok, unsigned long long* result) {
+__global__ void __launch_bounds__(check_threads)
+    count_mismatches_kernel(std::size_t n, Ok ok, unsigned long long* result) {
   unsigned long long bad = 0, first = ~0ull;
-  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
+  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x)
     if (!ok(i)) {
       if (bad == 0) first = i;
       ++bad;
@@ -147,7 +150,8 @@ __global__ void __launch_bounds__(check_threads) count_mismatches_kernel(std::si
 template <class F>
 __global__ void __launch_bounds__(check_threads) sum_kernel(std::size_t n, F f, unsigned long long* total) {
   unsigned long long sum = 0, unused = ~0ull;
-  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
+  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x)
     sum += f(i);
   block_totals(sum, unused);
   if (threadIdx.x == 0) atomicAdd(total, sum);
@@ -275,7 +279,8 @@ struct cell_checksum {
   __host__ __device__ unsigned long long operator()(const C& c) const {
     const std::uint32_t value = c.value, tag = c.tag;
     const bool alive = c.alive;
-    return (static_cast<unsigned long long>(value) << 16) | (static_cast<unsigned long long>(tag) << 1) | (alive ? 1ull : 0ull);
+    return (static_cast<unsigned long long>(value) << 16) | (static_cast<unsigned long long>(tag) << 1) |
+           (alive ? 1ull : 0ull);
   }
 };
 struct one {
@@ -403,7 +408,9 @@ struct sorted_keyed {
 
 struct matrix_value {  // input (r, c) of the float stencil: 0 to 15
   std::uint64_t seed;
-  __host__ __device__ float operator()(std::size_t r, std::size_t c) const { return float(mix((r << 32 | c) ^ seed) & 15u); }
+  __host__ __device__ float operator()(std::size_t r, std::size_t c) const {
+    return float(mix((r << 32 | c) ^ seed) & 15u);
+  }
 };
 struct fill_matrix {
   coalesce::pitched_view<float> m;
@@ -412,7 +419,9 @@ struct fill_matrix {
 };
 struct poison_matrix {
   coalesce::pitched_view<float> m;
-  __device__ void operator()(std::size_t i) const { m(i / m.cols(), i % m.cols()) = __int_as_float(0x7fffffff); }  // NaN
+  __device__ void operator()(std::size_t i) const {
+    m(i / m.cols(), i % m.cols()) = __int_as_float(0x7fffffff);
+  }  // NaN
 };
 struct laplacian {
   template <class N>
@@ -436,12 +445,16 @@ struct clamped_laplacian {
 struct byte_value {  // input (r, c) of the byte stencil: 0 to 49, so that a sum of five is below 255
   std::uint64_t seed;
   std::size_t cols;
-  __host__ __device__ unsigned operator()(std::size_t r, std::size_t c) const { return unsigned(mix((r * cols + c) ^ seed) % 50u); }
+  __host__ __device__ unsigned operator()(std::size_t r, std::size_t c) const {
+    return unsigned(mix((r * cols + c) ^ seed) % 50u);
+  }
 };
 struct fill_bytes {
   coalesce::pitched_view<std::uint8_t> m;
   byte_value at;
-  __device__ void operator()(std::size_t i) const { m(i / m.cols(), i % m.cols()) = std::uint8_t(at(i / m.cols(), i % m.cols())); }
+  __device__ void operator()(std::size_t i) const {
+    m(i / m.cols(), i % m.cols()) = std::uint8_t(at(i / m.cols(), i % m.cols()));
+  }
 };
 struct five_point_sum {
   template <class N>
@@ -472,7 +485,8 @@ std::size_t sort_bytes(std::size_t n) {
 void check_sort(std::size_t n) {
   const auto salt = std::uint8_t(ct::test_seed());
   INFO("seed " << ct::test_seed() << ", " << n << " elements");
-  std::printf("sort_by_key of %zu 2-byte elements by their low byte (%s with its scratch):\n", n, gib(sort_bytes(n)).c_str());
+  std::printf("sort_by_key of %zu 2-byte elements by their low byte (%s with its scratch):\n", n,
+              gib(sort_bytes(n)).c_str());
   coalesce::soa_vector<keyed> v;
   v.resize_for_overwrite(n);
   stopwatch watch;
@@ -487,14 +501,17 @@ void check_sort(std::size_t n) {
 
 }  // namespace
 
-TEST_CASE("for_each, transform and transform_reduce reach every one of 2^32 + 2^20 + 3 elements of three columns", "[big]") {
+TEST_CASE("for_each, transform and transform_reduce reach every one of 2^32 + 2^20 + 3 elements of three columns",
+          "[big]") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   const std::size_t n = sized(two_to_32 + beyond, 65539);
-  const std::size_t bytes = n * (sizeof(std::uint32_t) + 2) + n * sizeof(std::uint32_t);  // the columns, transform's output
+  const std::size_t bytes =
+      n * (sizeof(std::uint32_t) + 2) + n * sizeof(std::uint32_t);  // the columns, transform's output
   if (auto reason = short_of_memory(bytes)) COALESCE_SKIP(*reason);
   const std::uint64_t seed = ct::test_seed();
   INFO("seed " << seed << ", " << n << " elements");
-  std::printf("for_each, transform, transform_reduce over %zu elements of 4 + 1 + 1 bytes (%s):\n", n, gib(bytes).c_str());
+  std::printf("for_each, transform, transform_reduce over %zu elements of 4 + 1 + 1 bytes (%s):\n", n,
+              gib(bytes).c_str());
 
   coalesce::soa_vector<cell> v;
   v.resize_for_overwrite(n);
@@ -503,14 +520,16 @@ TEST_CASE("for_each, transform and transform_reduce reach every one of 2^32 + 2^
   watch.lap("filled");
   coalesce::for_each(v, update_cell{});
   watch.lap("for_each: value = 3 value + 1, tag ^= 0x5A, alive = !alive");
-  check_every_element(watch, n, cell_updated{v.const_view(), updated_cell_at{cell_at{seed}}}, "every column of every element updated");
+  check_every_element(watch, n, cell_updated{v.const_view(), updated_cell_at{cell_at{seed}}},
+                      "every column of every element updated");
 
   ct::device_buffer<std::uint32_t> words(n);
   words.poison();
   watch.lap("allocated and poisoned transform's output");
   coalesce::transform(v.const_view(), cuda::std::span<std::uint32_t>(words.data(), n), cell_word{});
   watch.lap("transform into a span of 32-bit words");
-  check_every_element(watch, n, word_of_updated_cell{words.data(), updated_cell_at{cell_at{seed}}}, "every word of transform's output");
+  check_every_element(watch, n, word_of_updated_cell{words.data(), updated_cell_at{cell_at{seed}}},
+                      "every word of transform's output");
 
   const unsigned long long count = coalesce::transform_reduce(v.const_view(), one{}, 0ull, plus{});
   watch.lap("transform_reduce: the count");
@@ -544,10 +563,12 @@ TEST_CASE("erase_if removes every third of 2^32 + 2^20 + 3 elements, stably, fro
   watch.lap("erase_if(!alive)");
   CHECK(count == removed);
   REQUIRE(v.size() == kept);
-  check_every_element(watch, kept, kept_cell{v.const_view(), cell_at{seed}}, "every kept element, in order, every column");
+  check_every_element(watch, kept, kept_cell{v.const_view(), cell_at{seed}},
+                      "every kept element, in order, every column");
 }
 
-TEST_CASE("gather by a scattered permutation of 2^31 + 2^20 + 3 elements of three columns moves every element", "[big]") {
+TEST_CASE("gather by a scattered permutation of 2^31 + 2^20 + 3 elements of three columns moves every element",
+          "[big]") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   const std::size_t n = sized(two_to_31 + beyond, 65539);
   // The input and the output, 32-bit indices, and the records a scattered gather of three columns
@@ -570,7 +591,8 @@ TEST_CASE("gather by a scattered permutation of 2^31 + 2^20 + 3 elements of thre
   watch.lap("filled the input and the indices, poisoned the output");
   coalesce::gather(in.const_view(), cuda::std::span<const std::uint32_t>(indices.data(), n), out.view());
   watch.lap("gather (scattered: through records)");
-  check_every_element(watch, n, gathered_cell{out.const_view(), index, cell_at{seed}}, "every gathered element, every column");
+  check_every_element(watch, n, gathered_cell{out.const_view(), index, cell_at{seed}},
+                      "every gathered element, every column");
 }
 
 TEST_CASE("gather by 64-bit indices above 2^32 moves every one of 2^32 + 2^20 + 3 elements", "[big]") {
@@ -605,7 +627,8 @@ TEST_CASE("sort_by_key orders 2^32 - 1 elements, the most that 32-bit indices an
   check_sort(n);
 }
 
-TEST_CASE("sort_by_key orders exactly 2^32 elements, which take 64-bit indices (a 32-bit count of them is 0)", "[big]") {
+TEST_CASE("sort_by_key orders exactly 2^32 elements, which take 64-bit indices (a 32-bit count of them is 0)",
+          "[big]") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   const std::size_t n = sized(two_to_32, 65536);
   if (auto reason = short_of_memory(sort_bytes(n))) COALESCE_SKIP(*reason);
@@ -669,7 +692,8 @@ TEST_CASE("a stencil over rows of more than 2^31 bytes (64-bit positions) is exa
   check_every_element(watch, n, periodic_sum{out, byte_value{seed, cols}}, "every output element");
 }
 
-TEST_CASE("a pitched_matrix with rows of more than 2^31 bytes is zeroed, filled, copied and read back exactly", "[big]") {
+TEST_CASE("a pitched_matrix with rows of more than 2^31 bytes is zeroed, filled, copied and read back exactly",
+          "[big]") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   // A pitch past cudaDevAttrMaxPitch (2^31 - 1), which the runtime's 2D copies and fills refuse:
   // coalesce copies such rows one by one. Under the sanitizers the rows are short, and take the
@@ -680,7 +704,8 @@ TEST_CASE("a pitched_matrix with rows of more than 2^31 bytes is zeroed, filled,
   if (auto reason = short_of_memory(2 * rows * pitch)) COALESCE_SKIP(*reason);
   const std::uint64_t seed = ct::test_seed();
   INFO("seed " << seed << ", " << rows << " x " << cols << ", pitch " << pitch);
-  std::printf("pitched_matrix of %zu x %zu bytes, pitch %zu (%s each):\n", rows, cols, pitch, gib(rows * pitch).c_str());
+  std::printf("pitched_matrix of %zu x %zu bytes, pitch %zu (%s each):\n", rows, cols, pitch,
+              gib(rows * pitch).c_str());
   stopwatch watch;
 
   matrix a(rows, cols);

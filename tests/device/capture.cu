@@ -317,12 +317,14 @@ void replay_captured_sort(cudaStreamCaptureMode mode) {
 
 // ---- works under capture -------------------------------------------------------------------------
 
-TEST_CASE("sort_by_key captured in thread-local mode sorts the vector's current contents at each of 100 replays, in its own storage") {
+TEST_CASE(
+    "sort_by_key captured in thread-local mode sorts the vector's current contents at each of 100 replays, in its own storage") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   replay_captured_sort(cudaStreamCaptureModeThreadLocal);
 }
 
-TEST_CASE("sort_by_key captured in global mode sorts the vector's current contents at each of 100 replays, in its own storage") {
+TEST_CASE(
+    "sort_by_key captured in global mode sorts the vector's current contents at each of 100 replays, in its own storage") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   replay_captured_sort(cudaStreamCaptureModeGlobal);
 }
@@ -520,7 +522,8 @@ struct triple_plus_one {
 
 }  // namespace
 
-TEST_CASE("for_each, for_each_index and transform on an array of structs, a matrix and a volume, captured, replay 100 times exactly") {
+TEST_CASE(
+    "for_each, for_each_index and transform on an array of structs, a matrix and a volume, captured, replay 100 times exactly") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   const std::size_t n = 100003, rows = 37, cols = 1001, depth = 5, height = 19, width = 203;
   const owned_stream stream;
@@ -665,7 +668,8 @@ TEST_CASE("copy_aos_to_soa, copy_soa_to_aos and a copy between volumes, captured
 
 // ---- refuses under capture -----------------------------------------------------------------------
 
-TEST_CASE("transform_reduce returning to the host refuses under capture, naming itself and the overload that writes to device memory") {
+TEST_CASE(
+    "transform_reduce returning to the host refuses under capture, naming itself and the overload that writes to device memory") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   const std::size_t n = 10007;
   const owned_stream stream;
@@ -697,9 +701,9 @@ TEST_CASE("erase_if refuses under capture, leaving the vector, its storage and t
   coalesce::soa_vector<Body> v(model, on_stream);
   const void* const storage = v.const_view().columns()[0];
 
-  check_refused(stream.get(), "coalesce::erase_if", {"captured", "outside the capture"},
-                [&] { coalesce::for_each(v, rehash_body{}); },
-                [&] { (void)coalesce::erase_if(v, cell_below{2048}); });
+  check_refused(
+      stream.get(), "coalesce::erase_if", {"captured", "outside the capture"},
+      [&] { coalesce::for_each(v, rehash_body{}); }, [&] { (void)coalesce::erase_if(v, cell_below{2048}); });
   CHECK(v.size() == n);
   CHECK(v.const_view().columns()[0] == storage);
   rehash_all(model);
@@ -724,9 +728,9 @@ TEST_CASE("copy_if refuses under capture, leaving the output, its storage and th
   coalesce::soa_vector<Body> out(earlier, on_stream);
   const void* const storage = out.const_view().columns()[0];
 
-  check_refused(stream.get(), "coalesce::copy_if", {"captured", "outside the capture"},
-                [&] { coalesce::for_each(v, rehash_body{}); },
-                [&] { (void)coalesce::copy_if(v, out, cell_below{2048}); });
+  check_refused(
+      stream.get(), "coalesce::copy_if", {"captured", "outside the capture"},
+      [&] { coalesce::for_each(v, rehash_body{}); }, [&] { (void)coalesce::copy_if(v, out, cell_below{2048}); });
   CHECK(out.size() == earlier.size());
   CHECK(out.const_view().columns()[0] == storage);
   check_bodies(out.to_vector(), earlier, "the output");
@@ -750,9 +754,9 @@ TEST_CASE("to_soa refuses under capture, naming copy_aos_to_soa, and leaves the 
   coalesce::soa_vector<Body> v(model, on_stream);
   ct::check_sync("uploads");
 
-  check_refused(stream.get(), "coalesce::to_soa", {"captured", "copy_aos_to_soa"},
-                [&] { coalesce::for_each(v, rehash_body{}); },
-                [&] { (void)coalesce::to_soa(static_cast<const Body*>(aos.data()), n, on_stream); });
+  check_refused(
+      stream.get(), "coalesce::to_soa", {"captured", "copy_aos_to_soa"}, [&] { coalesce::for_each(v, rehash_body{}); },
+      [&] { (void)coalesce::to_soa(static_cast<const Body*>(aos.data()), n, on_stream); });
   rehash_all(model);
   rehash_all(model);
   check_bodies(v.to_vector(), model, "the vector the capture's other work updated");

@@ -797,9 +797,8 @@ TEST_CASE("a device pitched_matrix resize that fails after allocating keeps its 
 
 // ---- CUDA graph capture -------------------------------------------------------------------------
 
-TEST_CASE(
-    "while its stream is being captured, a device soa_vector refuses each call that allocates, waits or copies "
-    "pageable memory, and changes nothing") {
+TEST_CASE("while its stream is being captured, a device soa_vector refuses each call that allocates, waits or copies "
+          "pageable memory, and changes nothing") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   const std::size_t n = 1000;
   const owned_stream stream;
@@ -849,9 +848,8 @@ TEST_CASE(
   CHECK(pinned.to_vector() == numbered_records(n, 9000));
 }
 
-TEST_CASE(
-    "while its stream is being captured, a device soa_vector records assign from device and pinned vectors, "
-    "assign_async, for_each and the resizes, moves and swaps that allocate nothing") {
+TEST_CASE("while its stream is being captured, a device soa_vector records assign from device and pinned vectors, "
+          "assign_async, for_each and the resizes, moves and swaps that allocate nothing") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   const std::size_t n = 1000;
   const owned_stream stream;
@@ -907,9 +905,8 @@ TEST_CASE(
   REQUIRE(cudaGetLastError() == cudaSuccess);
 }
 
-TEST_CASE(
-    "while its stream is being captured, a device pitched_matrix refuses each call that allocates, releases, "
-    "waits or copies pageable memory, and changes nothing") {
+TEST_CASE("while its stream is being captured, a device pitched_matrix refuses each call that allocates, releases, "
+          "waits or copies pageable memory, and changes nothing") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   const std::size_t rows = 37, cols = 1001;
   const owned_stream stream;
@@ -955,9 +952,8 @@ TEST_CASE(
   CHECK(pinned.to_vector() == numbered_ints(rows * cols, 9000000));
 }
 
-TEST_CASE(
-    "while its stream is being captured, a device pitched_matrix records copy_from device and pinned matrices, "
-    "copy_from_async, for_each, a same-shape resize and a volume's copy_from a device volume") {
+TEST_CASE("while its stream is being captured, a device pitched_matrix records copy_from device and pinned matrices, "
+          "copy_from_async, for_each, a same-shape resize and a volume's copy_from a device volume") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   const std::size_t rows = 37, cols = 1001;
   const owned_stream stream;
@@ -1013,9 +1009,8 @@ TEST_CASE(
   REQUIRE(cudaGetLastError() == cudaSuccess);
 }
 
-TEST_CASE(
-    "while its stream is being captured, a device pitched_volume refuses construction, copies, fill, copy_from "
-    "pageable memory and to_vector, naming the volume's calls, and changes nothing") {
+TEST_CASE("while its stream is being captured, a device pitched_volume refuses construction, copies, fill, copy_from "
+          "pageable memory and to_vector, naming the volume's calls, and changes nothing") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   const owned_stream stream;
   const coalesce::pool_resource on_stream(stream.get());
@@ -1050,9 +1045,8 @@ TEST_CASE(
   CHECK(on_host.to_vector() == numbered_ints(600, 9000));
 }
 
-TEST_CASE(
-    "while their stream is being captured, pinned host containers refuse growth and waits, and plain host "
-    "containers make no CUDA call and work") {
+TEST_CASE("while their stream is being captured, pinned host containers refuse growth and waits, and plain host "
+          "containers make no CUDA call and work") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   const std::size_t n = 100;
   const owned_stream stream;

@@ -19,8 +19,8 @@
 #include <coalesce/soa.hpp>
 #include <coalesce/soa_convert.hpp>
 #include <coalesce/stencil.hpp>
-#include <coalesce/transpose.hpp>
 #include <coalesce/testing/testing.hpp>
+#include <coalesce/transpose.hpp>
 
 #include "coalesce_device_test.hpp"
 #include "particles.hpp"
@@ -76,7 +76,8 @@ struct to_one {
 };
 
 using pinned_particles = coalesce::soa_vector<Particle, coalesce::host_space, coalesce::pinned_resource>;
-using pinned_matrix = coalesce::pitched_matrix<float, coalesce::host_space, coalesce::line_aligned_rows, coalesce::pinned_resource>;
+using pinned_matrix =
+    coalesce::pitched_matrix<float, coalesce::host_space, coalesce::line_aligned_rows, coalesce::pinned_resource>;
 
 // Everything the calls below work on, made while CUDA still works.
 struct operands {
@@ -120,19 +121,41 @@ std::vector<call> every_entry_point(operands& o) {
       {"for_each on a span", [&] { coalesce::for_each(o.float_span(), double_it{}); }},
       {"for_each on a pitched view", [&] { coalesce::for_each(o.matrix.view(), double_it{}); }},
       {"for_each on a pitched_volume", [&] { coalesce::for_each(o.volume, double_it{}); }},
-      {"for_each on 24-byte structs (staged)", [&] { coalesce::for_each(o.structs.data(), o.n, [] __device__(Particle& p) { p.x += 1.0f; }); }},
-      {"for_each_index on a pitched view", [&] { coalesce::for_each_index(o.matrix.view(), [] __device__(std::size_t, std::size_t) {}); }},
-      {"for_each_index on a soa_view", [&] { coalesce::for_each_index(o.particles.view(), [] __device__(std::size_t) {}); }},
-      {"for_each_index on a volume", [&] { coalesce::for_each_index(o.volume.view(), [] __device__(std::size_t, std::size_t, std::size_t) {}); }},
+      // clang-format off: it reads `__device__(Particle& p)` as a call, and `Particle & p` as a product
+      {"for_each on 24-byte structs (staged)",
+       [&] { coalesce::for_each(o.structs.data(), o.n, [] __device__(Particle& p) { p.x += 1.0f; }); }},
+      // clang-format on
+      {"for_each_index on a pitched view",
+       [&] { coalesce::for_each_index(o.matrix.view(), [] __device__(std::size_t, std::size_t) {}); }},
+      {"for_each_index on a soa_view",
+       [&] { coalesce::for_each_index(o.particles.view(), [] __device__(std::size_t) {}); }},
+      {"for_each_index on a volume",
+       [&] { coalesce::for_each_index(o.volume.view(), [] __device__(std::size_t, std::size_t, std::size_t) {}); }},
       // transform, transform_reduce, the scans
-      {"transform of a soa_view into a span", [&] { coalesce::transform(o.particles.view(), o.sum_span(), speed_squared{}); }},
-      {"transform of pointers", [&] { coalesce::transform(o.floats.data(), o.n, o.sums.data(), [] __device__(float x) -> float { return x + 1.0f; }); }},
-      {"transform_reduce to the host", [&] { (void)coalesce::transform_reduce(o.particles.view(), speed_squared{}, 0.0f, cuda::std::plus<>{}); }},
-      {"transform_reduce into device memory", [&] { coalesce::transform_reduce(o.particles.view(), speed_squared{}, 0.0f, cuda::std::plus<>{}, o.result.data(), 0); }},
+      {"transform of a soa_view into a span",
+       [&] { coalesce::transform(o.particles.view(), o.sum_span(), speed_squared{}); }},
+      {"transform of pointers",
+       [&] {
+         coalesce::transform(o.floats.data(), o.n, o.sums.data(), [] __device__(float x) -> float { return x + 1.0f; });
+       }},
+      {"transform_reduce to the host",
+       [&] { (void)coalesce::transform_reduce(o.particles.view(), speed_squared{}, 0.0f, cuda::std::plus<>{}); }},
+      {"transform_reduce into device memory",
+       [&] {
+         coalesce::transform_reduce(o.particles.view(), speed_squared{}, 0.0f, cuda::std::plus<>{}, o.result.data(), 0);
+       }},
       {"inclusive_scan", [&] { coalesce::inclusive_scan(o.float_span(), o.sum_span()); }},
       {"exclusive_scan", [&] { coalesce::exclusive_scan(o.float_span(), o.sum_span(), 0.0f); }},
-      {"transform_inclusive_scan", [&] { coalesce::transform_inclusive_scan(o.particles.view(), cuda::std::span<std::uint32_t>(o.offsets.data(), o.n), to_one{}, cuda::std::plus<>{}); }},
-      {"transform_exclusive_scan", [&] { coalesce::transform_exclusive_scan(o.particles.view(), cuda::std::span<std::uint32_t>(o.offsets.data(), o.n), to_one{}, 0u, cuda::std::plus<>{}); }},
+      {"transform_inclusive_scan",
+       [&] {
+         coalesce::transform_inclusive_scan(o.particles.view(), cuda::std::span<std::uint32_t>(o.offsets.data(), o.n),
+                                            to_one{}, cuda::std::plus<>{});
+       }},
+      {"transform_exclusive_scan",
+       [&] {
+         coalesce::transform_exclusive_scan(o.particles.view(), cuda::std::span<std::uint32_t>(o.offsets.data(), o.n),
+                                            to_one{}, 0u, cuda::std::plus<>{});
+       }},
       // compaction and reordering
       {"erase_if", [&] { (void)coalesce::erase_if(o.other, coalesce_test::x_below{-2.0f}); }},
       {"copy_if", [&] { (void)coalesce::copy_if(o.particles.view(), o.selected, coalesce_test::x_below{0.0f}); }},
@@ -143,7 +166,8 @@ std::vector<call> every_entry_point(operands& o) {
       {"stencil on matrices", [&] { coalesce::stencil<1>(o.matrix, o.smoothed, coalesce_test::five_point{}); }},
       {"stencil on volumes", [&] { coalesce::stencil<1>(o.volume, o.volume_out, coalesce_test::seven_point{}); }},
       {"transpose", [&] { coalesce::transpose(o.matrix.view(), o.transposed.view()); }},
-      {"copy_aos_to_soa", [&] { coalesce::copy_aos_to_soa(static_cast<const Particle*>(o.structs.data()), o.other.view()); }},
+      {"copy_aos_to_soa",
+       [&] { coalesce::copy_aos_to_soa(static_cast<const Particle*>(o.structs.data()), o.other.view()); }},
       {"copy_soa_to_aos", [&] { coalesce::copy_soa_to_aos(o.particles.const_view(), o.structs.data()); }},
       {"to_soa", [&] { (void)coalesce::to_soa(static_cast<const Particle*>(o.structs.data()), o.n); }},
       {"copy of volumes", [&] { coalesce::copy(o.volume.const_view(), o.volume_out.view()); }},
@@ -151,24 +175,39 @@ std::vector<call> every_entry_point(operands& o) {
       {"soa_vector(count)", [&] { coalesce::soa_vector<Particle> v(1000); }},
       {"soa_vector(std::vector)", [&] { coalesce::soa_vector<Particle> v(o.host_particles); }},
       {"soa_vector copy", [&] { coalesce::soa_vector<Particle> v(o.particles); }},
-      {"soa_vector::reserve", [&] { coalesce::soa_vector<Particle> v; v.reserve(1000); }},
-      {"soa_vector::resize", [&] { coalesce::soa_vector<Particle> v; v.resize(1000); }},
+      {"soa_vector::reserve",
+       [&] {
+         coalesce::soa_vector<Particle> v;
+         v.reserve(1000);
+       }},
+      {"soa_vector::resize",
+       [&] {
+         coalesce::soa_vector<Particle> v;
+         v.resize(1000);
+       }},
       {"soa_vector::assign", [&] { o.other.assign(o.particles); }},
       {"soa_vector::assign_async from pinned memory", [&] { o.other.assign_async(o.pinned); }},
       {"soa_vector::to_vector", [&] { (void)o.particles.to_vector(); }},
       // pitched_matrix and pitched_volume
       {"pitched_matrix(rows, cols)", [&] { coalesce::pitched_matrix<float> m(100, 100); }},
       {"pitched_matrix::fill", [&] { o.smoothed.fill(2.0f); }},
-      {"pitched_matrix::resize", [&] { coalesce::pitched_matrix<float> m; m.resize(100, 100); }},
+      {"pitched_matrix::resize",
+       [&] {
+         coalesce::pitched_matrix<float> m;
+         m.resize(100, 100);
+       }},
       {"pitched_matrix::copy_from", [&] { o.transposed.copy_from(o.matrix); }},
       {"pitched_matrix::copy_from_async from pinned memory", [&] { o.transposed.copy_from_async(o.pinned_matrix_); }},
       {"pitched_matrix::to_vector", [&] { (void)o.matrix.to_vector(); }},
       {"pitched_volume(depth, height, width)", [&] { coalesce::pitched_volume<float> v(8, 8, 8); }},
       {"pitched_volume::to_vector", [&] { (void)o.volume.to_vector(); }},
       // the resources and the pool
-      {"pool_resource::allocate", [&] { coalesce::detail::owned_bytes<coalesce::pool_resource> b(coalesce::pool_resource(), 4096, 256); }},
-      {"device_resource::allocate", [&] { coalesce::detail::owned_bytes<coalesce::device_resource> b(coalesce::device_resource(), 4096, 256); }},
-      {"pinned_resource::allocate", [&] { coalesce::detail::owned_bytes<coalesce::pinned_resource> b(coalesce::pinned_resource(), 4096, 256); }},
+      {"pool_resource::allocate",
+       [&] { coalesce::detail::owned_bytes<coalesce::pool_resource> b(coalesce::pool_resource(), 4096, 256); }},
+      {"device_resource::allocate",
+       [&] { coalesce::detail::owned_bytes<coalesce::device_resource> b(coalesce::device_resource(), 4096, 256); }},
+      {"pinned_resource::allocate",
+       [&] { coalesce::detail::owned_bytes<coalesce::pinned_resource> b(coalesce::pinned_resource(), 4096, 256); }},
       {"trim_pool", [&] { coalesce::trim_pool(); }},
       {"pool_reserved_bytes", [&] { (void)coalesce::pool_reserved_bytes(0); }},
   };
@@ -237,7 +276,8 @@ TEST_CASE("an error coalesce raises itself is collected before it is thrown", "[
 }
 
 // The child's half of the next case: hidden ([.]), and refused unless its parent started it.
-TEST_CASE("sticky-error child: every call after an illegal address throws it as an earlier call's", "[.][no-sanitizer]") {
+TEST_CASE("sticky-error child: every call after an illegal address throws it as an earlier call's",
+          "[.][no-sanitizer]") {
   if (std::getenv(sticky_child_variable) == nullptr) COALESCE_SKIP("runs only as the child of the sticky-error case");
   operands o;
   ct::check_sync("the operands");
@@ -253,14 +293,16 @@ TEST_CASE("sticky-error child: every call after an illegal address throws it as 
   std::printf("sticky-error child: %zu calls each threw the illegal address as an earlier call's\n", calls);
 }
 
-TEST_CASE("every call made after an illegal address throws it as an earlier call's (in a child process)", "[no-sanitizer]") {
+TEST_CASE("every call made after an illegal address throws it as an earlier call's (in a child process)",
+          "[no-sanitizer]") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   // The child is this executable running only the hidden case above (the shell that popen starts
   // has an /proc/self/exe of its own: the path is read here).
   std::array<char, 4096> self{};
   const ssize_t length = readlink("/proc/self/exe", self.data(), self.size() - 1);
   REQUIRE(length > 0);
-  const std::string command = std::string(sticky_child_variable) + "=1 '" + std::string(self.data(), std::size_t(length)) +
+  const std::string command = std::string(sticky_child_variable) + "=1 '" +
+                              std::string(self.data(), std::size_t(length)) +
                               "' \"sticky-error child: every call after an illegal address throws it as an earlier "
                               "call's\" 2>&1";
   FILE* child = popen(command.c_str(), "r");

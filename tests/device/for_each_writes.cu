@@ -13,8 +13,8 @@
 #include "coalesce_device_test.hpp"
 
 #include <cstdint>
-#include <functional>
 #include <cstdio>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -55,24 +55,34 @@ bool same(const Stream3& x, const Stream3& y) { return x.a == y.a && x.b == y.b 
 // The forms of f, each with what the host expects of it.
 struct copy_a_into_c {  // BabelStream's Copy: c is only written
   template <class E>
-  __device__ void operator()(E&& e) const { e.c = e.a; }
+  __device__ void operator()(E&& e) const {
+    e.c = e.a;
+  }
   static Stream3 on_host(Stream3 s) { return {s.a, s.b, s.a}; }
 };
 struct add_into_c {  // Add: a and b read, c only written
   template <class E>
-  __device__ void operator()(E&& e) const { e.c = e.a + e.b; }
+  __device__ void operator()(E&& e) const {
+    e.c = e.a + e.b;
+  }
 };
 struct read_then_write_c {  // c read, then written: stored where it changed
   template <class E>
-  __device__ void operator()(E&& e) const { e.c = e.c + e.a; }
+  __device__ void operator()(E&& e) const {
+    e.c = e.c + e.a;
+  }
 };
 struct rewrite_c_unchanged {  // c read and written back with the bits it had (no -0 in the data): never stored
   template <class E>
-  __device__ void operator()(E&& e) const { e.c = e.c + 0.0f; }
+  __device__ void operator()(E&& e) const {
+    e.c = e.c + 0.0f;
+  }
 };
 struct assign_whole {  // every field written, none read: nothing loaded
   template <class E>
-  __device__ void operator()(E&& e) const { e = Stream3{1.0f, 2.0f, 3.0f}; }
+  __device__ void operator()(E&& e) const {
+    e = Stream3{1.0f, 2.0f, 3.0f};
+  }
 };
 // Written only where a condition holds, c also read afterwards, b written through a reference.
 struct on_condition {
@@ -153,7 +163,8 @@ TEST_CASE("for_each loads only the columns f reads and stores only those it writ
   }
 }
 
-TEST_CASE("writes made on a condition are exact in the chunks, the heads and tails, and the element-by-element fallback") {
+TEST_CASE(
+    "writes made on a condition are exact in the chunks, the heads and tails, and the element-by-element fallback") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   const std::size_t n = 4099;
   const auto start = whole_numbers(n, 2);
@@ -193,7 +204,8 @@ TEST_CASE("a 12-byte column staged through shared memory is exact when f writes 
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   const std::size_t n = 100003;
   std::vector<Staged> start(n);
-  for (std::size_t i = 0; i < n; ++i) start[i] = {{float(i), float(i % 7), -float(i)}, float(i % 5), std::int32_t(i % 11)};
+  for (std::size_t i = 0; i < n; ++i)
+    start[i] = {{float(i), float(i % 7), -float(i)}, float(i % 5), std::int32_t(i % 11)};
   coalesce::soa_vector<Staged> v(start);
   coalesce::for_each(v, [] __device__(auto&& s) {
     if (s.k % 2 == 0) s.p = Vec3{s.q, s.q, s.q};  // the staged column, written on a condition

@@ -76,7 +76,7 @@ std::vector<Particle> exact_particles(std::size_t n) {
   std::vector<Particle> particles(n);
   for (auto& p : particles)
     p = {sixty_fourths(engine) / 64.0f, sixty_fourths(engine) / 64.0f, sixty_fourths(engine) / 64.0f,
-         float(whole(engine)), float(whole(engine)), float(whole(engine))};
+         float(whole(engine)),          float(whole(engine)),          float(whole(engine))};
   return particles;
 }
 

@@ -5,8 +5,8 @@
 #include "coalesce_device_test.hpp"
 
 #include <cmath>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 
 namespace ct = coalesce::testing;
 
@@ -148,9 +148,7 @@ TEST_CASE("a float4 copy measures 16 sectors per request and reaches 90 percent 
   const auto* in = reinterpret_cast<const float4*>(in_floats.data());
   const unsigned threads = 256;
   const unsigned blocks = unsigned((n + threads * 4 - 1) / (threads * 4));
-  auto launch = [&](cudaStream_t s = nullptr) {
-    copy_float4_unrolled<<<blocks, threads, 0, s>>>(in, out.data(), n);
-  };
+  auto launch = [&](cudaStream_t s = nullptr) { copy_float4_unrolled<<<blocks, threads, 0, s>>>(in, out.data(), n); };
   launch();
   ct::check_launch();
   ct::check_sync();

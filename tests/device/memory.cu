@@ -84,7 +84,8 @@ TEST_CASE("containers on pool_resource allocate from coalesce's pool, which keep
   }
   COALESCE_CUDA_CHECK(cudaDeviceSynchronize());
   const std::size_t kept = coalesce::pool_reserved_bytes(device);
-  std::printf("\ncoalesce's pool after a %zu-byte container was freed: %zu bytes reserved\n", n * sizeof(Particle), kept);
+  std::printf("\ncoalesce's pool after a %zu-byte container was freed: %zu bytes reserved\n", n * sizeof(Particle),
+              kept);
   CHECK(kept >= n * sizeof(Particle));
   coalesce::trim_pool(device);
   COALESCE_CUDA_CHECK(cudaDeviceSynchronize());
@@ -124,8 +125,12 @@ TEST_CASE("a temporary from coalesce's pool costs microseconds, and to_soa with 
   const Particle* structs = aos.data();
   // Launch everything once, for the sanitizers.
   coalesce::for_each(columns.view(), drift{});
-  { auto converted = coalesce::to_soa(structs, n, coalesce::pool_resource()); }
-  { auto converted = coalesce::to_soa(structs, n, coalesce::device_resource()); }
+  {
+    auto converted = coalesce::to_soa(structs, n, coalesce::pool_resource());
+  }
+  {
+    auto converted = coalesce::to_soa(structs, n, coalesce::device_resource());
+  }
   ct::check_sync("to_soa");
   COALESCE_REQUIRE_TIMING();
 
@@ -134,26 +139,30 @@ TEST_CASE("a temporary from coalesce's pool costs microseconds, and to_soa with 
   const double default_pool = cycle_microseconds<coalesce::device_resource>(n, cycles);
   const double malloc_free = cycle_microseconds<coalesce::device_synchronous_resource>(n, cycles);
   ct::bandwidth_meter meter;
-  const auto pass = meter.measure([&](cudaStream_t s) { coalesce::for_each(columns.view(), drift{}, s); }, 36.0 * double(n));
+  const auto pass =
+      meter.measure([&](cudaStream_t s) { coalesce::for_each(columns.view(), drift{}, s); }, 36.0 * double(n));
   const double pass_microseconds = pass.median_ms * 1000.0;
-  std::printf("\nconstruct + destroy, beyond a synchronize, %zu-byte soa_vector<Particle>, per cycle: coalesce's pool %.1f us, "
-              "the device's default pool %.1f us, cudaMalloc / cudaFree %.1f us; one for_each pass over it %.1f us "
-              "(pool cycle = %.2f%% of a pass)\n",
-              n * sizeof(Particle), pooled, default_pool, malloc_free, pass_microseconds,
-              100.0 * pooled / pass_microseconds);
+  std::printf(
+      "\nconstruct + destroy, beyond a synchronize, %zu-byte soa_vector<Particle>, per cycle: coalesce's pool %.1f us, "
+      "the device's default pool %.1f us, cudaMalloc / cudaFree %.1f us; one for_each pass over it %.1f us "
+      "(pool cycle = %.2f%% of a pass)\n",
+      n * sizeof(Particle), pooled, default_pool, malloc_free, pass_microseconds, 100.0 * pooled / pass_microseconds);
   CHECK(pooled < default_pool);
   CHECK(pooled < malloc_free);
   CHECK(pooled <= 0.01 * pass_microseconds);
 
-  const auto with_pool = meter.measure(
-      [&](cudaStream_t) { auto converted = coalesce::to_soa(structs, n, coalesce::pool_resource()); }, 48.0 * double(n));
-  const auto with_default_pool = meter.measure(
-      [&](cudaStream_t) { auto converted = coalesce::to_soa(structs, n, coalesce::device_resource()); }, 48.0 * double(n));
-  const auto into_existing = meter.measure(
-      [&](cudaStream_t s) { coalesce::copy_aos_to_soa(structs, columns.view(), s); }, 48.0 * double(n));
-  std::printf("to_soa of %zu particles, allocation included, as a share of cudaMemcpy (%.0f GB/s): coalesce's pool %.3f, "
-              "the device's default pool %.3f; into an existing container %.3f\n",
-              n, meter.memcpy_gigabytes_per_s(), with_pool.ratio_to_memcpy, with_default_pool.ratio_to_memcpy,
-              into_existing.ratio_to_memcpy);
+  const auto with_pool =
+      meter.measure([&](cudaStream_t) { auto converted = coalesce::to_soa(structs, n, coalesce::pool_resource()); },
+                    48.0 * double(n));
+  const auto with_default_pool =
+      meter.measure([&](cudaStream_t) { auto converted = coalesce::to_soa(structs, n, coalesce::device_resource()); },
+                    48.0 * double(n));
+  const auto into_existing =
+      meter.measure([&](cudaStream_t s) { coalesce::copy_aos_to_soa(structs, columns.view(), s); }, 48.0 * double(n));
+  std::printf(
+      "to_soa of %zu particles, allocation included, as a share of cudaMemcpy (%.0f GB/s): coalesce's pool %.3f, "
+      "the device's default pool %.3f; into an existing container %.3f\n",
+      n, meter.memcpy_gigabytes_per_s(), with_pool.ratio_to_memcpy, with_default_pool.ratio_to_memcpy,
+      into_existing.ratio_to_memcpy);
   CHECK(with_pool.ratio_to_memcpy >= 0.85);
 }

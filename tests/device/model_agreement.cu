@@ -32,12 +32,28 @@ struct named_pattern {
   pattern p;
 };
 
-template <unsigned Width> struct word;
-template <> struct word<1> { using type = unsigned char; };
-template <> struct word<2> { using type = unsigned short; };
-template <> struct word<4> { using type = unsigned; };
-template <> struct word<8> { using type = uint2; };
-template <> struct word<16> { using type = uint4; };
+template <unsigned Width>
+struct word;
+template <>
+struct word<1> {
+  using type = unsigned char;
+};
+template <>
+struct word<2> {
+  using type = unsigned short;
+};
+template <>
+struct word<4> {
+  using type = unsigned;
+};
+template <>
+struct word<8> {
+  using type = uint2;
+};
+template <>
+struct word<16> {
+  using type = uint4;
+};
 
 __device__ unsigned fold(unsigned char v) { return v; }
 __device__ unsigned fold(unsigned short v) { return v; }
@@ -54,8 +70,7 @@ __global__ void global_pattern_load(const unsigned char* __restrict__ data, unsi
   const unsigned lane = threadIdx.x % 32;
   const std::size_t warp = (blockIdx.x * std::size_t(blockDim.x) + threadIdx.x) / 32;
   unsigned v = 0;
-  if ((p.active >> lane) & 1u)
-    v = fold(*reinterpret_cast<const T*>(data + warp * global_window + p.offset[lane]));
+  if ((p.active >> lane) & 1u) v = fold(*reinterpret_cast<const T*>(data + warp * global_window + p.offset[lane]));
   out[blockIdx.x * std::size_t(blockDim.x) + threadIdx.x] = v;
 }
 
@@ -136,7 +151,8 @@ std::vector<named_pattern> patterns() {
   s("shared float column, 8 lanes active", 4, make(0, 128, 0x000000FFu));
   s("shared double stride 16 B", 8, make(0, 16));
   s("shared double, one address per half-warp", 8, make_with([](unsigned t) { return t < 16 ? 0u : 256u; }));
-  s("shared float4, quarters 0-1 one address, 2-3 another", 16, make_with([](unsigned t) { return t < 16 ? 0u : 512u; }));
+  s("shared float4, quarters 0-1 one address, 2-3 another", 16,
+    make_with([](unsigned t) { return t < 16 ? 0u : 512u; }));
   s("shared float4, quarters on one 128 B", 16, make_with([](unsigned t) { return (t % 8) * 16; }));
   s("shared float4 broadcast, 8 lanes active", 16, make(32, 0, 0x000000FFu));
   return v;
@@ -146,10 +162,8 @@ void launch_pattern(const named_pattern& np, const unsigned char* data, unsigned
                     unsigned threads) {
   auto go = [&](auto kernel_tag) {
     using T = typename decltype(kernel_tag)::type;
-    if (np.shared)
-      shared_pattern_load<T><<<blocks, threads, shared_window>>>(out, np.p);
-    else
-      global_pattern_load<T><<<blocks, threads>>>(data, out, np.p);
+    if (np.shared) shared_pattern_load<T><<<blocks, threads, shared_window>>>(out, np.p);
+    else global_pattern_load<T><<<blocks, threads>>>(data, out, np.p);
   };
   switch (np.width) {
     case 1: go(word<1>{}); break;

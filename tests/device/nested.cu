@@ -109,8 +109,8 @@ Body advanced(Body b) {
 }
 
 bool same_body(const Body& a, const Body& b) {
-  return a.pos.x == b.pos.x && a.pos.y == b.pos.y && a.pos.z == b.pos.z && a.vel.x == b.vel.x &&
-         a.vel.y == b.vel.y && a.vel.z == b.vel.z && a.mass == b.mass;
+  return a.pos.x == b.pos.x && a.pos.y == b.pos.y && a.pos.z == b.pos.z && a.vel.x == b.vel.x && a.vel.y == b.vel.y &&
+         a.vel.z == b.vel.z && a.mass == b.mass;
 }
 
 }  // namespace

@@ -123,7 +123,8 @@ __device__ void stencil_four(const pitched_view<const float>& in, const pitched_
 // outputs per thread with a block per 256 of them (the shape that is fastest for a plain update).
 __global__ void stencil_float4_rows(pitched_view<const float> in, pitched_view<float> out) {
   const unsigned cols = unsigned(in.cols());
-  for (std::size_t r = std::size_t(blockIdx.x) * blockDim.y + threadIdx.y; r < in.rows(); r += std::size_t(gridDim.x) * blockDim.y)
+  for (std::size_t r = std::size_t(blockIdx.x) * blockDim.y + threadIdx.y; r < in.rows();
+       r += std::size_t(gridDim.x) * blockDim.y)
     for (unsigned c = 4 * threadIdx.x; c < cols; c += 4 * blockDim.x) stencil_four(in, out, r, c);
 }
 
@@ -205,7 +206,8 @@ TEST_CASE("fill, resize and copies are ordered on the matrix's own stream") {
 
 // [no-sanitizer]: memcheck reports the deliberate out-of-memory as an API error; it launches no
 // kernel, and scripts/device-check.sh leaves it out of the sanitizer runs.
-TEST_CASE("a failed device allocation throws cuda_error, leaks nothing and leaves the matrix unchanged", "[no-sanitizer]") {
+TEST_CASE("a failed device allocation throws cuda_error, leaks nothing and leaves the matrix unchanged",
+          "[no-sanitizer]") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   if (ct::under_sanitizer()) COALESCE_SKIP("memcheck reports the deliberate out-of-memory as an API error");
   using counted = pitched_matrix<float, device_space, coalesce::line_aligned_rows, counting_device_resource>;
@@ -332,7 +334,8 @@ TEST_CASE("the default 128 x 4 walk is at least as fast as 16 x 16 on pitched ro
   const auto w256x1 = meter.measure(walk({256, 1}), bytes);
   const auto w32x8 = meter.measure(walk({32, 8}), bytes);
   const auto w16x16 = meter.measure(walk({16, 16}), bytes);
-  std::printf("\nrow op on a pitched 200000 x 1000 float matrix (cudaMemcpy d2d %.0f GB/s):\n", meter.memcpy_gigabytes_per_s());
+  std::printf("\nrow op on a pitched 200000 x 1000 float matrix (cudaMemcpy d2d %.0f GB/s):\n",
+              meter.memcpy_gigabytes_per_s());
   std::printf("  128 x 4 (default): %7.1f GB/s  %.3f of cudaMemcpy\n", w128x4.gigabytes_per_s, w128x4.ratio_to_memcpy);
   std::printf("  256 x 1          : %7.1f GB/s  %.3f\n", w256x1.gigabytes_per_s, w256x1.ratio_to_memcpy);
   std::printf("  32 x 8           : %7.1f GB/s  %.3f\n", w32x8.gigabytes_per_s, w32x8.ratio_to_memcpy);

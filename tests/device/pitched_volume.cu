@@ -54,7 +54,8 @@ TEST_CASE("a device pitched_volume round-trips dense data, and coalesce::copy mo
   for (std::size_t z = 0; z < 3; ++z)
     for (std::size_t y = 0; y < 4; ++y)
       for (std::size_t x = 0; x < 100; ++x)
-        if (block(z, y, x) != dense[((z + 2) * h + y + 3) * w + x + 50]) FAIL("block element " << z << ", " << y << ", " << x);
+        if (block(z, y, x) != dense[((z + 2) * h + y + 3) * w + x + 50])
+          FAIL("block element " << z << ", " << y << ", " << x);
 
   // device to device, into a block of another volume
   coalesce::pitched_volume<float> target(4, 5, 120);
@@ -69,7 +70,8 @@ TEST_CASE("a device pitched_volume round-trips dense data, and coalesce::copy mo
       }
 }
 
-TEST_CASE("for_each and transform walk a volume's rows; for_each_index calls f(z, y, x) on whole volumes and blocks cut in y") {
+TEST_CASE(
+    "for_each and transform walk a volume's rows; for_each_index calls f(z, y, x) on whole volumes and blocks cut in y") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   const std::size_t d = 6, h = 11, w = 257;
   const auto dense = numbered(d * h * w);
@@ -91,13 +93,16 @@ TEST_CASE("for_each and transform walk a volume's rows; for_each_index calls f(z
   for (std::size_t z = 0; z < d; ++z)
     for (std::size_t y = 0; y < h; ++y)
       for (std::size_t x = 0; x < w; ++x)
-        if (all[(z * h + y) * w + x] != coordinates(z, y, x)) FAIL("whole volume: element " << z << ", " << y << ", " << x);
+        if (all[(z * h + y) * w + x] != coordinates(z, y, x))
+          FAIL("whole volume: element " << z << ", " << y << ", " << x);
 
   // A block cut in y: one launch per slice; nothing outside the block is touched.
   indexed.fill(-1.0f);
   const auto b = indexed.view().block(1, 2, 3, 4, 5, 200);
-  coalesce::for_each_index(b, [b] __device__(std::size_t z, std::size_t y, std::size_t x) { b(z, y, x) = float(z * 1000000 + y * 1000 + x); },
-                           indexed.stream());
+  coalesce::for_each_index(
+      b,
+      [b] __device__(std::size_t z, std::size_t y, std::size_t x) { b(z, y, x) = float(z * 1000000 + y * 1000 + x); },
+      indexed.stream());
   all = indexed.to_vector();
   for (std::size_t z = 0; z < d; ++z)
     for (std::size_t y = 0; y < h; ++y)
@@ -120,10 +125,11 @@ TEST_CASE("for_each over a 256 x 512 x 1000 float volume moves whole rows in 16-
   COALESCE_REQUIRE_COUNTERS(profiler());
   const auto c = profiler().measure(run);
   const double ideal = 2.0 * double(d * h * w) * sizeof(float);
-  std::printf("\nfor_each over a %zu x %zu x %zu float volume: load / store sectors per request %.2f / %.2f, DRAM %.1f MB "
-              "(one read and one write of each element: %.1f MB)\n",
-              d, h, w, c.load_sectors_per_request(), c.store_sectors_per_request(),
-              (c.dram_bytes_read() + c.dram_bytes_write()) / 1e6, ideal / 1e6);
+  std::printf(
+      "\nfor_each over a %zu x %zu x %zu float volume: load / store sectors per request %.2f / %.2f, DRAM %.1f MB "
+      "(one read and one write of each element: %.1f MB)\n",
+      d, h, w, c.load_sectors_per_request(), c.store_sectors_per_request(),
+      (c.dram_bytes_read() + c.dram_bytes_write()) / 1e6, ideal / 1e6);
   // Loads read whole 128-byte lines, the rows' padding included: 16 sectors per request. Stores
   // write the elements only: a 4000-byte row is 8 warp stores (7 of 512 bytes, one of 416) and
   // 125 sectors.

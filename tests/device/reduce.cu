@@ -34,7 +34,8 @@ struct minimum {
 
 }  // namespace
 
-TEST_CASE("transform_reduce sums kinetic energy over a soa_view, counts over a container, and reduces spans and pitched views") {
+TEST_CASE(
+    "transform_reduce sums kinetic energy over a soa_view, counts over a container, and reduces spans and pitched views") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   const std::size_t n = ct::small_problems() ? 100003 : (std::size_t(1) << 22) + 17;
   const auto particles = random_particles(n);
@@ -62,8 +63,10 @@ TEST_CASE("transform_reduce sums kinetic energy over a soa_view, counts over a c
   }
   ct::device_buffer<std::int32_t> column(values);
   const cuda::std::span<const std::int32_t> s(column.data(), n);
-  CHECK(coalesce::transform_reduce(s, [] __device__(std::int32_t x) { return std::int64_t(x); }, std::int64_t(0), plus{}) == sum);
-  CHECK(coalesce::transform_reduce(s, [] __device__(std::int32_t x) { return x; }, std::int32_t(-1), maximum{}) == largest);
+  CHECK(coalesce::transform_reduce(
+            s, [] __device__(std::int32_t x) { return std::int64_t(x); }, std::int64_t(0), plus{}) == sum);
+  CHECK(coalesce::transform_reduce(
+            s, [] __device__(std::int32_t x) { return x; }, std::int32_t(-1), maximum{}) == largest);
 
   // A pitched view: elements only, never the rows' padding (which holds zeros, and -1 here would show).
   const std::size_t rows = 1001, cols = 333;
@@ -71,10 +74,11 @@ TEST_CASE("transform_reduce sums kinetic energy over a soa_view, counts over a c
   std::int64_t dense_sum = 0;
   for (std::size_t i = 0; i < dense.size(); ++i) dense_sum += (dense[i] = std::int32_t(i % 7) - 3);
   const coalesce::pitched_matrix<std::int32_t> m(dense, rows, cols);
-  CHECK(coalesce::transform_reduce(m, [] __device__(std::int32_t x) { return std::int64_t(x); }, std::int64_t(0), plus{}) == dense_sum);
-  CHECK(coalesce::transform_reduce(m.view().block(1, 1, 2, 2), [] __device__(std::int32_t x) { return std::int64_t(x); },
-                                   std::int64_t(100), plus{}) == 100 + dense[cols + 1] + dense[cols + 2] + dense[2 * cols + 1] +
-                                                                     dense[2 * cols + 2]);
+  CHECK(coalesce::transform_reduce(
+            m, [] __device__(std::int32_t x) { return std::int64_t(x); }, std::int64_t(0), plus{}) == dense_sum);
+  CHECK(coalesce::transform_reduce(
+            m.view().block(1, 1, 2, 2), [] __device__(std::int32_t x) { return std::int64_t(x); }, std::int64_t(100),
+            plus{}) == 100 + dense[cols + 1] + dense[cols + 2] + dense[2 * cols + 1] + dense[2 * cols + 2]);
 }
 
 TEST_CASE("transform_reduce into device memory is ordered on the stream and waits for nothing") {
@@ -95,7 +99,8 @@ TEST_CASE("transform_reduce into device memory is ordered on the stream and wait
   COALESCE_CUDA_CHECK(cudaStreamDestroy(stream));
 }
 
-TEST_CASE("transform_reduce is exact at every position: heads and tails off alignment, columns that never align alike, tiny and empty views") {
+TEST_CASE(
+    "transform_reduce is exact at every position: heads and tails off alignment, columns that never align alike, tiny and empty views") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   const std::size_t n = 100003;
   std::vector<std::int32_t> values(n + 8);
@@ -109,16 +114,18 @@ TEST_CASE("transform_reduce is exact at every position: heads and tails off alig
   };
   // From the first to the fourth element of a 16-byte unit: heads of 0 to 3 elements, tails too.
   for (std::size_t first = 0; first < 4; ++first)
-    for (const std::size_t count : {std::size_t(0), std::size_t(1), std::size_t(3), std::size_t(5), std::size_t(1029), n}) {
+    for (const std::size_t count :
+         {std::size_t(0), std::size_t(1), std::size_t(3), std::size_t(5), std::size_t(1029), n}) {
       const cuda::std::span<const std::int32_t> s(column.data() + first, count);
       const auto got = coalesce::transform_reduce(s, widen, std::int64_t(7), plus{});
       if (got != 7 + host_sum(first, count)) FAIL("span of " << count << " from element " << first << ": " << got);
       // The minimum of positive values, which no default-constructed partial (0) may enter: the
       // threads and blocks without elements must stay out of it, however few the elements.
       std::int32_t smallest = 2000000;
-      for (std::size_t i = first; i < first + count; ++i) smallest = values[i] + 600000 < smallest ? values[i] + 600000 : smallest;
-      const auto lowest = coalesce::transform_reduce(s, [] __device__(std::int32_t x) { return x + 600000; },
-                                                     std::int32_t(2000000), minimum{});
+      for (std::size_t i = first; i < first + count; ++i)
+        smallest = values[i] + 600000 < smallest ? values[i] + 600000 : smallest;
+      const auto lowest = coalesce::transform_reduce(
+          s, [] __device__(std::int32_t x) { return x + 600000; }, std::int32_t(2000000), minimum{});
       if (lowest != smallest) FAIL("minimum of a span of " << count << " from element " << first << ": " << lowest);
     }
 
@@ -141,13 +148,15 @@ TEST_CASE("transform_reduce is exact at every position: heads and tails off alig
   CHECK(coalesce::transform_reduce(skewed, kinetic_energy{}, 0.0, plus{}) == Approx(expected).epsilon(1e-12));
 }
 
-TEST_CASE("transform_reduce over 12-byte columns kept whole: the walk that stages a warp's chunks, partial warps, tails") {
+TEST_CASE(
+    "transform_reduce over 12-byte columns kept whole: the walk that stages a warp's chunks, partial warps, tails") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   using coalesce_test::fallbacks::Body;
   // Body's Vec3f columns are kept whole: a chunk of 4 elements is 48 bytes of each, which a warp
   // loads together (the columns' warp_staged walk). Sizes with a lone chunk, a partial last warp
   // and a tail of one to three elements.
-  for (const std::size_t n : {std::size_t(3), std::size_t(5), std::size_t(131), std::size_t(1029), std::size_t(100003)}) {
+  for (const std::size_t n :
+       {std::size_t(3), std::size_t(5), std::size_t(131), std::size_t(1029), std::size_t(100003)}) {
     const auto bodies = coalesce_test::fallbacks::random_bodies(n);
     const coalesce::soa_vector<Body> v(bodies);
     double expected = 0.0;

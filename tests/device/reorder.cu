@@ -30,7 +30,6 @@ using coalesce_test::x_below;
 
 namespace {
 
-
 // One of 64 cells along x: many particles share a key, so only a stable sort keeps their order.
 struct cell_of_x {
   template <class P>
@@ -52,7 +51,8 @@ struct cell_of_y_then_x {
   template <class P>
   __host__ __device__ std::uint64_t operator()(const P& p) const {
     const float x = p.x, y = p.y;
-    return std::uint64_t(std::uint32_t((y + 1.0f) * 1000.0f)) << 40 | std::uint64_t(std::uint32_t((x + 1.0f) * 500000.0f));
+    return std::uint64_t(std::uint32_t((y + 1.0f) * 1000.0f)) << 40 |
+           std::uint64_t(std::uint32_t((x + 1.0f) * 500000.0f));
   }
 };
 // A key that is x scaled to 2^24 (x >= 0 in the nearly sorted input).
@@ -64,9 +64,7 @@ struct x_fixed_point {
   }
 };
 
-std::vector<std::size_t> sizes() {
-  return {0, 1, ct::small_problems() ? std::size_t(10007) : std::size_t(1000003)};
-}
+std::vector<std::size_t> sizes() { return {0, 1, ct::small_problems() ? std::size_t(10007) : std::size_t(1000003)}; }
 
 bool same_particles(const std::vector<Particle>& got, const std::vector<Particle>& expected) {
   if (got.size() != expected.size()) return false;
@@ -79,7 +77,8 @@ bool same_particles(const std::vector<Particle>& got, const std::vector<Particle
 template <class Key>
 std::vector<Particle> stably_sorted(const std::vector<Particle>& particles, const Key& key, int end_bit) {
   using key_type = decltype(key(particles[0]));
-  const key_type mask = end_bit >= int(sizeof(key_type) * 8) ? key_type(~key_type(0)) : key_type((key_type(1) << end_bit) - 1);
+  const key_type mask =
+      end_bit >= int(sizeof(key_type) * 8) ? key_type(~key_type(0)) : key_type((key_type(1) << end_bit) - 1);
   std::vector<Particle> sorted = particles;
   std::stable_sort(sorted.begin(), sorted.end(),
                    [&](const Particle& a, const Particle& b) { return (key(a) & mask) < (key(b) & mask); });
@@ -281,12 +280,16 @@ struct checked_gather {
     ct::check_sync(what);
     const auto got = out.to_vector();
     for (std::size_t i = 0; i < got.size(); ++i)
-      if (!coalesce_test::same(got[i], particles[permutation[i]])) FAIL("element " << i << " is not input element " << permutation[i]);
+      if (!coalesce_test::same(got[i], particles[permutation[i]]))
+        FAIL("element " << i << " is not input element " << permutation[i]);
   }
-  void run() { coalesce::gather(in.view(), cuda::std::span<const std::uint32_t>(indices.data(), out.size()), out.view()); }
+  void run() {
+    coalesce::gather(in.view(), cuda::std::span<const std::uint32_t>(indices.data(), out.size()), out.view());
+  }
 };
 
-TEST_CASE("a scattered gather goes through records: one record read per particle, not a sector per column (hardware counters)") {
+TEST_CASE(
+    "a scattered gather goes through records: one record read per particle, not a sector per column (hardware counters)") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   const std::size_t n = counted_gather_size();
   std::vector<std::uint32_t> permutation(n);
@@ -302,8 +305,8 @@ TEST_CASE("a scattered gather goes through records: one record read per particle
   const double reads = (24.0 + 4.0 + 64.0) * double(n), writes = (32.0 + 24.0) * double(n);
   std::printf("\na gather of %zu particles by a random permutation: DRAM read %.1f MB (model %.1f MB; a column at a "
               "time: about %.1f MB), written %.1f MB (model %.1f MB)\n",
-              n, m.dram_bytes_read() / 1e6, reads / 1e6, (4.0 + 6.0 * 64.0) * double(n) / 1e6, m.dram_bytes_write() / 1e6,
-              writes / 1e6);
+              n, m.dram_bytes_read() / 1e6, reads / 1e6, (4.0 + 6.0 * 64.0) * double(n) / 1e6,
+              m.dram_bytes_write() / 1e6, writes / 1e6);
   CHECK(m.dram_bytes_read() <= 1.10 * reads);
   CHECK(m.dram_bytes_write() <= 1.05 * writes);
 }
@@ -326,7 +329,8 @@ TEST_CASE("a nearly sorted gather stays on the columns: each index read once, ea
   const double writes = 24.0 * double(n), reads = (28.0 + 0.02 * 6.0 * 64.0) * double(n);
   std::printf("\na gather of %zu particles by a nearly sorted permutation: DRAM read %.1f MB (model %.1f MB), written "
               "%.1f MB (model %.1f MB; through records: %.1f MB)\n",
-              n, m.dram_bytes_read() / 1e6, reads / 1e6, m.dram_bytes_write() / 1e6, writes / 1e6, 56.0 * double(n) / 1e6);
+              n, m.dram_bytes_read() / 1e6, reads / 1e6, m.dram_bytes_write() / 1e6, writes / 1e6,
+              56.0 * double(n) / 1e6);
   CHECK(m.dram_bytes_write() <= 1.05 * writes);
   CHECK(m.dram_bytes_read() <= 1.10 * reads);
 }

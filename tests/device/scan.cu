@@ -35,7 +35,8 @@ std::vector<std::int32_t> pseudo_random(std::size_t n) {
 
 TEST_CASE("inclusive and exclusive scans of a column equal the host's, in place too, with any associative op") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
-  for (const std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(1000), std::size_t(ct::small_problems() ? 100003 : 3000017)}) {
+  for (const std::size_t n :
+       {std::size_t(0), std::size_t(1), std::size_t(1000), std::size_t(ct::small_problems() ? 100003 : 3000017)}) {
     const auto values = pseudo_random(n);
     ct::device_buffer<std::int32_t> in(values);
     ct::device_buffer<std::int64_t> out(n > 0 ? n : 1);
@@ -46,7 +47,8 @@ TEST_CASE("inclusive and exclusive scans of a column equal the host's, in place 
     ct::check_sync();
     if (n == 0) {  // nothing to compare (the buffer's one element is never written): nothing may fail
       coalesce::exclusive_scan(column, sums, 5);
-      coalesce::inclusive_scan(cuda::std::span<std::int32_t>(in.data(), 0), cuda::std::span<std::int32_t>(in.data(), 0), larger{}, 0);
+      coalesce::inclusive_scan(cuda::std::span<std::int32_t>(in.data(), 0), cuda::std::span<std::int32_t>(in.data(), 0),
+                               larger{}, 0);
       ct::check_sync();
       continue;
     }
@@ -103,8 +105,8 @@ TEST_CASE("transform scans of a soa_view and of a pitched view: the offsets of a
   const coalesce::pitched_matrix<std::int32_t> m(dense, rows, cols);
   ct::device_buffer<std::uint32_t> flat(rows * cols);
   coalesce::transform_inclusive_scan(
-      m.view(), cuda::std::span<std::uint32_t>(flat.data(), rows * cols), [] __device__(std::int32_t x) { return std::uint32_t(x); },
-      cuda::std::plus<>{});
+      m.view(), cuda::std::span<std::uint32_t>(flat.data(), rows * cols),
+      [] __device__(std::int32_t x) { return std::uint32_t(x); }, cuda::std::plus<>{});
   ct::check_sync();
   got = flat.download();
   std::uint32_t sum = 0;

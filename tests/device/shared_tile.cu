@@ -42,7 +42,9 @@ __device__ unsigned fold(const T& v) {
 
 // A 16-byte element read as one int4, so the compiler emits one 16-byte shared load rather than
 // four 4-byte ones (which a byte-wise fold invites).
-__device__ unsigned fold(const int4& v) { return unsigned(v.x) ^ unsigned(v.y) * 3u ^ unsigned(v.z) * 5u ^ unsigned(v.w) * 7u; }
+__device__ unsigned fold(const int4& v) {
+  return unsigned(v.x) ^ unsigned(v.y) * 3u ^ unsigned(v.z) * 5u ^ unsigned(v.w) * 7u;
+}
 
 // One warp writes the 32 x 32 tile row by row (lane = column: 32 row-access store instructions),
 // then reads it column by column (lane = row: 32 column-access load instructions).
@@ -102,7 +104,8 @@ __global__ void copy_one_tile(pitched_view<const int> in, pitched_view<int> out,
 }
 
 // The same through a slice of dynamic shared memory.
-__global__ void copy_one_tile_dynamic(pitched_view<const int> in, pitched_view<int> out, std::size_t row, std::size_t col) {
+__global__ void copy_one_tile_dynamic(pitched_view<const int> in, pitched_view<int> out, std::size_t row,
+                                      std::size_t col) {
   extern __shared__ int dynamic_shared[];
   coalesce::shared_tile_view<int, 32, 32> tile(dynamic_shared);
   tile.load(in, row, col);
@@ -154,8 +157,8 @@ TEST_CASE("cooperative tile loads and stores copy blocks exactly and clip at the
     pitched_matrix<int> out(rows, cols), out_t(cols, rows), out_dynamic(rows, cols);
     copy_one_tile<coalesce::padded><<<1, dim3(32, 8)>>>(in.view(), out.view(), out_t.view(), r0, c0);
     ct::check_launch();
-    copy_one_tile_dynamic<<<1, 96, coalesce::tile_layout<int, 32, 32>::size * sizeof(int)>>>(in.view(),
-                                                                                             out_dynamic.view(), r0, c0);
+    copy_one_tile_dynamic<<<1, 96, coalesce::tile_layout<int, 32, 32>::size * sizeof(int)>>>(
+        in.view(), out_dynamic.view(), r0, c0);
     ct::check_launch();
     const auto copied = out.to_vector(), transposed = out_t.to_vector(), dynamic = out_dynamic.to_vector();
     INFO("tile at (" << r0 << ", " << c0 << ")");
@@ -188,8 +191,14 @@ TEST_CASE("the swizzled layouts hold the same values as the padded one") {
 
 TEST_CASE("transpose is exact for floats and doubles of any shape") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
-  for (auto shape : {std::pair<std::size_t, std::size_t>{1, 1}, {1, 5000}, {5000, 1}, {33, 1000}, {1000, 33},
-                     {31, 31}, {64, 96}, {257, 129}})
+  for (auto shape : {std::pair<std::size_t, std::size_t>{1, 1},
+                     {1, 5000},
+                     {5000, 1},
+                     {33, 1000},
+                     {1000, 33},
+                     {31, 31},
+                     {64, 96},
+                     {257, 129}})
     check_transpose<float>(shape.first, shape.second);
   check_transpose<double>(257, 129);
   check_transpose<int>(1000, 33);
@@ -203,7 +212,8 @@ TEST_CASE("transpose is exact for floats and doubles of any shape") {
   REQUIRE_THROWS_AS(coalesce::transpose(in.view(), wrong.view()), std::invalid_argument);
 }
 
-TEST_CASE("transpose reads and writes ideal sectors, with bounded bank conflicts, and keeps up with the best hand-written transpose") {
+TEST_CASE(
+    "transpose reads and writes ideal sectors, with bounded bank conflicts, and keeps up with the best hand-written transpose") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   auto run = [&](auto element, std::size_t n) {
     using T = decltype(element);
@@ -234,9 +244,10 @@ TEST_CASE("transpose reads and writes ideal sectors, with bounded bank conflicts
     if (ct::small_problems() || !profiler().available()) return;
 
     const auto m = profiler().measure([&] { library(0); });
-    std::printf("\ntranspose %zu x %zu %s: load sectors/req %.2f  store %.2f  shared ld/st wavefronts/instr %.2f / %.2f\n",
-                n, n, sizeof(T) == 4 ? "float" : "double", m.load_sectors_per_request(), m.store_sectors_per_request(),
-                m.shared_load_wavefronts_per_instruction(), m.shared_store_wavefronts_per_instruction());
+    std::printf(
+        "\ntranspose %zu x %zu %s: load sectors/req %.2f  store %.2f  shared ld/st wavefronts/instr %.2f / %.2f\n", n,
+        n, sizeof(T) == 4 ? "float" : "double", m.load_sectors_per_request(), m.store_sectors_per_request(),
+        m.shared_load_wavefronts_per_instruction(), m.shared_store_wavefronts_per_instruction());
     // Every global access is 8 bytes (floats move in pairs, doubles alone), 32 lanes on one row:
     // 8 sectors per request, the ideal for that width.
     CHECK(m.load_sectors_per_request() == Approx(8.0).epsilon(0.01));

@@ -104,7 +104,8 @@ std::size_t kernel_nodes(cudaGraph_t graph) {
 
 }  // namespace
 
-TEST_CASE("std::plus<>, multiplies, minus and the bitwise and logical function objects are transform_reduce's op in device code") {
+TEST_CASE(
+    "std::plus<>, multiplies, minus and the bitwise and logical function objects are transform_reduce's op in device code") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   INFO("seed " << ct::test_seed());
   const std::size_t n = 100003;
@@ -132,41 +133,47 @@ TEST_CASE("std::plus<>, multiplies, minus and the bitwise and logical function o
     any_beyond = any_beyond || v > 1000000;
   }
 
-  CHECK(coalesce::transform_reduce(s, [] __device__(std::int32_t x) { return std::int64_t(x); }, std::int64_t(7),
-                                   std::plus<>{}) == sum);
-  CHECK(coalesce::transform_reduce(s, [] __device__(std::int32_t x) { return std::int64_t(x); }, std::int64_t(7),
-                                   std::plus<std::int64_t>{}) == sum);
-  CHECK(coalesce::transform_reduce(s, [] __device__(std::int32_t x) { return 2 * std::uint64_t(std::int64_t(x)) + 1; },
-                                   std::uint64_t(1), std::multiplies<>{}) == product);
-  CHECK(coalesce::transform_reduce(s, [] __device__(std::int32_t x) { return std::uint32_t(x) | 0x80000001u; },
-                                   0xffffffffu, std::bit_and<>{}) == all_and);
-  CHECK(coalesce::transform_reduce(s, [] __device__(std::int32_t x) { return std::uint32_t(x) & 0x0f0f0f0fu; }, 0u,
-                                   std::bit_or<std::uint32_t>{}) == any_or);
-  CHECK(coalesce::transform_reduce(s, [] __device__(std::int32_t x) { return std::uint32_t(x); }, 0u, std::bit_xor<>{}) ==
-        parity);
+  CHECK(coalesce::transform_reduce(
+            s, [] __device__(std::int32_t x) { return std::int64_t(x); }, std::int64_t(7), std::plus<>{}) == sum);
+  CHECK(coalesce::transform_reduce(
+            s, [] __device__(std::int32_t x) { return std::int64_t(x); }, std::int64_t(7), std::plus<std::int64_t>{}) ==
+        sum);
+  CHECK(coalesce::transform_reduce(
+            s, [] __device__(std::int32_t x) { return 2 * std::uint64_t(std::int64_t(x)) + 1; }, std::uint64_t(1),
+            std::multiplies<>{}) == product);
+  CHECK(coalesce::transform_reduce(
+            s, [] __device__(std::int32_t x) { return std::uint32_t(x) | 0x80000001u; }, 0xffffffffu,
+            std::bit_and<>{}) == all_and);
+  CHECK(coalesce::transform_reduce(
+            s, [] __device__(std::int32_t x) { return std::uint32_t(x) & 0x0f0f0f0fu; }, 0u,
+            std::bit_or<std::uint32_t>{}) == any_or);
+  CHECK(coalesce::transform_reduce(
+            s, [] __device__(std::int32_t x) { return std::uint32_t(x); }, 0u, std::bit_xor<>{}) == parity);
   // Each logical operation once where it holds and once where it does not (as the host found).
-  CHECK(coalesce::transform_reduce(s, [] __device__(std::int32_t x) { return x >= -1000000; }, true,
-                                   std::logical_and<>{}) == all_in_range);
-  CHECK(coalesce::transform_reduce(s, [] __device__(std::int32_t x) { return x > 0; }, true,
-                                   std::logical_and<bool>{}) == all_positive);
-  CHECK(coalesce::transform_reduce(s, [=] __device__(std::int32_t x) { return x == target; }, false,
-                                   std::logical_or<>{}) == any_target);
-  CHECK(coalesce::transform_reduce(s, [] __device__(std::int32_t x) { return x > 1000000; }, false,
-                                   std::logical_or<bool>{}) == any_beyond);
+  CHECK(coalesce::transform_reduce(
+            s, [] __device__(std::int32_t x) { return x >= -1000000; }, true, std::logical_and<>{}) == all_in_range);
+  CHECK(coalesce::transform_reduce(
+            s, [] __device__(std::int32_t x) { return x > 0; }, true, std::logical_and<bool>{}) == all_positive);
+  CHECK(coalesce::transform_reduce(
+            s, [=] __device__(std::int32_t x) { return x == target; }, false, std::logical_or<>{}) == any_target);
+  CHECK(coalesce::transform_reduce(
+            s, [] __device__(std::int32_t x) { return x > 1000000; }, false, std::logical_or<bool>{}) == any_beyond);
   // minus is not associative, so one element only: init - f(e0), whatever the grouping.
-  CHECK(coalesce::transform_reduce(s.first(1), [] __device__(std::int32_t x) { return std::int64_t(x); },
-                                   std::int64_t(10), std::minus<>{}) == 10 - std::int64_t(values[0]));
+  CHECK(coalesce::transform_reduce(
+            s.first(1), [] __device__(std::int32_t x) { return std::int64_t(x); }, std::int64_t(10), std::minus<>{}) ==
+        10 - std::int64_t(values[0]));
 
   // A container on its stream, and a soa_view's named fields.
   const auto cells = random_cells(n, 1);
   const coalesce::soa_vector<Cell> v(cells);
   std::int64_t weights = 0;
   for (const auto& c : cells) weights += c.weight;
-  CHECK(coalesce::transform_reduce(v, [] __device__(auto c) { return std::int64_t(c.weight); }, std::int64_t(0),
-                                   std::plus<>{}) == weights);
+  CHECK(coalesce::transform_reduce(
+            v, [] __device__(auto c) { return std::int64_t(c.weight); }, std::int64_t(0), std::plus<>{}) == weights);
 }
 
-TEST_CASE("std::plus<>, std::multiplies and std::bit_xor are the scans' op in device code: columns, in place, f of a soa_view's elements") {
+TEST_CASE(
+    "std::plus<>, std::multiplies and std::bit_xor are the scans' op in device code: columns, in place, f of a soa_view's elements") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   INFO("seed " << ct::test_seed());
   const std::size_t n = 100003;
@@ -217,13 +224,13 @@ TEST_CASE("std::plus<>, std::multiplies and std::bit_xor are the scans' op in de
   const auto cells = random_cells(n, 3);
   const coalesce::soa_vector<Cell> v(cells);
   out.poison();
-  coalesce::transform_inclusive_scan(v.view(), sums, [] __device__(auto c) { return std::int64_t(c.weight); },
-                                     std::plus<>{});
+  coalesce::transform_inclusive_scan(
+      v.view(), sums, [] __device__(auto c) { return std::int64_t(c.weight); }, std::plus<>{});
   ct::device_buffer<std::uint32_t> parities(n);
   parities.poison();
   const cuda::std::span<std::uint32_t> parity_span(parities.data(), n);
-  coalesce::transform_exclusive_scan(v.view(), parity_span, [] __device__(auto c) { return std::uint32_t(c.bin) << 3; },
-                                     0x55u, std::bit_xor<>{});
+  coalesce::transform_exclusive_scan(
+      v.view(), parity_span, [] __device__(auto c) { return std::uint32_t(c.bin) << 3; }, 0x55u, std::bit_xor<>{});
   ct::check_sync();
   got = out.download();
   const auto parity = parities.download();
@@ -237,7 +244,8 @@ TEST_CASE("std::plus<>, std::multiplies and std::bit_xor are the scans' op in de
   }
 }
 
-TEST_CASE("device_value holds its initial value (T{} by default) on its resource's stream; get() reads what the device wrote; a move leaves the source without one") {
+TEST_CASE(
+    "device_value holds its initial value (T{} by default) on its resource's stream; get() reads what the device wrote; a move leaves the source without one") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   const owned_stream stream;
   const coalesce::pool_resource on_stream(stream.get());
@@ -255,8 +263,8 @@ TEST_CASE("device_value holds its initial value (T{} by default) on its resource
 
   // A kernel on the value's (non-blocking) stream writes it; get() waits for that stream.
   std::int64_t* const slot = a.data();
-  coalesce::for_each_index(cuda::std::span<std::int64_t>(slot, 1), [=] __device__(std::size_t i) { slot[i] = 123456789012; },
-                           a.stream());
+  coalesce::for_each_index(
+      cuda::std::span<std::int64_t>(slot, 1), [=] __device__(std::size_t i) { slot[i] = 123456789012; }, a.stream());
   CHECK(a.get() == 123456789012);
 
   coalesce::device_value<std::int64_t> b(std::move(a));
@@ -282,14 +290,15 @@ TEST_CASE("transform_reduce into a device_value runs on its stream and waits for
   const coalesce::soa_vector<Cell> v(cells, on_stream);
   coalesce::device_value<std::int64_t> total(std::int64_t(0x5a5a5a5a5a5a5a5a), on_stream);
   // init takes the value's type: an int here.
-  coalesce::transform_reduce(v.view(), [] __device__(auto c) { return std::int64_t(c.weight) * (c.bin + 1); }, -5,
-                             std::plus<>{}, total);
+  coalesce::transform_reduce(
+      v.view(), [] __device__(auto c) { return std::int64_t(c.weight) * (c.bin + 1); }, -5, std::plus<>{}, total);
   std::int64_t expected = -5;
   for (const auto& c : cells) expected += std::int64_t(c.weight) * (c.bin + 1);
   CHECK(total.get() == expected);
 }
 
-TEST_CASE("a reduction into a device_value captured once replays ten times on new data, get() reading each replay's result") {
+TEST_CASE(
+    "a reduction into a device_value captured once replays ten times on new data, get() reading each replay's result") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   INFO("seed " << ct::test_seed());
   const owned_stream stream;
@@ -330,7 +339,8 @@ TEST_CASE("a reduction into a device_value captured once replays ten times on ne
   }
 }
 
-TEST_CASE("for_each's f may add atomically into a captured histogram and write its own slot of a captured span, besides its element") {
+TEST_CASE(
+    "for_each's f may add atomically into a captured histogram and write its own slot of a captured span, besides its element") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   INFO("seed " << ct::test_seed());
   const std::size_t n = 100003;
@@ -354,13 +364,15 @@ TEST_CASE("for_each's f may add atomically into a captured histogram and write i
   const auto slot_values = slots.download();
   const auto after = v.to_vector();
   for (std::size_t i = 0; i < n; ++i) {
-    if (slot_values[i] != 3 * cells[i].weight) FAIL("slot " << i << ": " << slot_values[i] << ", host " << 3 * cells[i].weight);
+    if (slot_values[i] != 3 * cells[i].weight)
+      FAIL("slot " << i << ": " << slot_values[i] << ", host " << 3 * cells[i].weight);
     if (after[i].weight != cells[i].weight + 1 || after[i].bin != cells[i].bin || after[i].index != cells[i].index)
       FAIL("element " << i << " after f: weight " << after[i].weight << ", host " << cells[i].weight + 1);
   }
 }
 
-TEST_CASE("for_each over a pitched_matrix calls f once per element, never on the rows' padding: atomics into a device_value count them") {
+TEST_CASE(
+    "for_each over a pitched_matrix calls f once per element, never on the rows' padding: atomics into a device_value count them") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   INFO("seed " << ct::test_seed());
   const std::size_t rows = 301, cols = 333;  // 1332-byte rows, pitched to 1408: padding in every row
@@ -385,13 +397,15 @@ TEST_CASE("for_each over a pitched_matrix calls f once per element, never on the
   CHECK(m.to_vector() == dense);  // f only read its element: nothing was stored
 }
 
-TEST_CASE("coalesce::fill sets every element of a soa_vector, a pitched_matrix, a volume and a subspan, and nothing else") {
+TEST_CASE(
+    "coalesce::fill sets every element of a soa_vector, a pitched_matrix, a volume and a subspan, and nothing else") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   for (const std::size_t n : {std::size_t(1), std::size_t(7), std::size_t(100003)}) {
     coalesce::soa_vector<Cell> cells(random_cells(n, 11));
     coalesce::fill(cells, Cell{-3, 17, 41});
     const auto got = cells.to_vector();
-    const auto wrong = std::count_if(got.begin(), got.end(), [](const Cell& c) { return c.index != -3 || c.bin != 17 || c.weight != 41; });
+    const auto wrong = std::count_if(got.begin(), got.end(),
+                                     [](const Cell& c) { return c.index != -3 || c.bin != 17 || c.weight != 41; });
     INFO("n = " << n);
     CHECK(wrong == 0);
   }
@@ -436,7 +450,8 @@ TEST_CASE("coalesce::zero clears every byte of a soa_vector, a matrix of padded 
   coalesce::soa_vector<Cell> cells(random_cells(100003, 12));
   coalesce::zero(cells);
   const auto got = cells.to_vector();
-  CHECK(std::count_if(got.begin(), got.end(), [](const Cell& c) { return c.index != 0 || c.bin != 0 || c.weight != 0; }) == 0);
+  CHECK(std::count_if(got.begin(), got.end(),
+                      [](const Cell& c) { return c.index != 0 || c.bin != 0 || c.weight != 0; }) == 0);
   // A struct with padding, 3 bytes after its char: zero clears those too.
   static_assert(sizeof(padded) == 8);
   std::vector<padded> marked(33 * 45);
@@ -457,7 +472,8 @@ TEST_CASE("coalesce::zero clears every byte of a soa_vector, a matrix of padded 
   CHECK(around[92] == 1.0f);
 }
 
-TEST_CASE("coalesce::fill captured into a graph sets the vector at each of ten replays, between which the program changes it") {
+TEST_CASE(
+    "coalesce::fill captured into a graph sets the vector at each of ten replays, between which the program changes it") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   const owned_stream stream;
   const coalesce::pool_resource on_stream(stream.get());
@@ -482,7 +498,8 @@ TEST_CASE("coalesce::fill captured into a graph sets the vector at each of ten r
     cells.assign(coalesce::soa_vector<Cell, coalesce::host_space>(random_cells(n, 200 + std::uint64_t(replay))));
     COALESCE_CUDA_CHECK(cudaGraphLaunch(exec.get(), stream.get()));
     const auto got = cells.to_vector();
-    const auto wrong = std::count_if(got.begin(), got.end(), [](const Cell& c) { return c.index != 1 || c.bin != 2 || c.weight != 3; });
+    const auto wrong = std::count_if(got.begin(), got.end(),
+                                     [](const Cell& c) { return c.index != 1 || c.bin != 2 || c.weight != 3; });
     if (wrong != 0) FAIL("replay " << replay << ": " << wrong << " elements not filled");
   }
 }

@@ -4,8 +4,8 @@
 // of the DRAM bytes; AoS <-> SoA conversion keeps up with the best competitor (competitors.hpp);
 // Thrust algorithms accept SoA iterators.
 #include <coalesce/soa.hpp>
-#include <coalesce/soa_span.hpp>
 #include <coalesce/soa_convert.hpp>
+#include <coalesce/soa_span.hpp>
 #include <coalesce/testing/testing.hpp>
 #include <coalesce/thrust.hpp>
 
@@ -30,9 +30,9 @@
 namespace ct = coalesce::testing;
 namespace cc = coalesce_test::competitors;
 namespace targets = coalesce_test::targets;
+using coalesce::soa_view;
 using coalesce_test::random_particles;
 using coalesce_test::same;
-using coalesce::soa_view;
 
 struct Vec3 {
   float x, y, z;
@@ -103,9 +103,7 @@ struct drift {
   __device__ void operator()(coalesce::soa_reference_t<Particle> p) const { p.x += p.vx * dt; }
 };
 
-
 unsigned blocks_for(std::size_t n) { return unsigned((n + 255) / 256); }
-
 
 std::size_t particle_count() { return ct::small_problems() ? std::size_t(1) << 16 : std::size_t(1) << 25; }
 
@@ -202,8 +200,8 @@ TEST_CASE("reading one field of Vec3 through a soa_view moves a third of the AoS
   const auto a = profiler().measure(run_aos);
   const auto s = profiler().measure(run_soa);
   const double ratio = a.dram_bytes_read() / s.dram_bytes_read();
-  std::printf("\nVec3.x read: DRAM bytes read AoS %.0f, SoA %.0f: %.2fx fewer\n", a.dram_bytes_read(), s.dram_bytes_read(),
-              ratio);
+  std::printf("\nVec3.x read: DRAM bytes read AoS %.0f, SoA %.0f: %.2fx fewer\n", a.dram_bytes_read(),
+              s.dram_bytes_read(), ratio);
   CHECK(ratio >= 2.9);
 }
 
@@ -228,11 +226,10 @@ TEST_CASE("AoS to SoA conversion on the device is exact and keeps up with the be
   const auto cv = soa.const_view();
   auto split = [&](cudaStream_t s) { coalesce::copy_aos_to_soa(aos_ptr, v, s); };
   auto join = [&](cudaStream_t s) { coalesce::copy_soa_to_aos(cv, trip_ptr, s); };
-  const auto split_competitors =
-      cc::aos_to_soa(aos_ptr, {v.column<0>(), v.column<1>(), v.column<2>(), v.column<3>(), v.column<4>(), v.column<5>()}, n);
-  const auto join_competitors =
-      cc::soa_to_aos({cv.column<0>(), cv.column<1>(), cv.column<2>(), cv.column<3>(), cv.column<4>(), cv.column<5>(), n},
-                     trip_ptr);
+  const auto split_competitors = cc::aos_to_soa(
+      aos_ptr, {v.column<0>(), v.column<1>(), v.column<2>(), v.column<3>(), v.column<4>(), v.column<5>()}, n);
+  const auto join_competitors = cc::soa_to_aos(
+      {cv.column<0>(), cv.column<1>(), cv.column<2>(), cv.column<3>(), cv.column<4>(), cv.column<5>(), n}, trip_ptr);
   split(0);
   join(0);
   coalesce_test::launch_each(split_competitors);
@@ -358,7 +355,8 @@ TEST_CASE("a failed device soa_vector allocation throws and changes nothing", "[
 
 namespace {
 __global__ void set_x_to_index(soa_view<Particle> p) {
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < p.size(); i += std::size_t(gridDim.x) * blockDim.x)
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < p.size();
+       i += std::size_t(gridDim.x) * blockDim.x)
     p[i].x = float(i % 65536);
 }
 }  // namespace

@@ -26,13 +26,13 @@
 namespace ct = coalesce::testing;
 using coalesce::pitched_matrix;
 using coalesce::pitched_volume;
-using coalesce_test::reference_volume_stencil;
-using coalesce_test::seven_point;
-using coalesce_test::twenty_five_point;
 using coalesce_test::five_point;
 using coalesce_test::nine_point;
 using coalesce_test::reference_stencil;
+using coalesce_test::reference_volume_stencil;
+using coalesce_test::seven_point;
 using coalesce_test::thirteen_point;
+using coalesce_test::twenty_five_point;
 
 namespace {
 
@@ -89,7 +89,8 @@ void check_shape(const Policy& policy, std::size_t rows, std::size_t cols, const
   reference_stencil<Shape::radius>(policy, rows, cols, expected, Shape{}, values);
   const auto result = out.to_vector();
   for (std::size_t i = 0; i < result.size(); ++i)
-    if (result[i] != expected[i]) FAIL("mismatch at (" << i / cols << ", " << i % cols << "): " << result[i] << " != " << expected[i]);
+    if (result[i] != expected[i])
+      FAIL("mismatch at (" << i / cols << ", " << i % cols << "): " << result[i] << " != " << expected[i]);
 }
 
 template <class Shape>
@@ -152,7 +153,8 @@ TEST_CASE("stencil equals the host reference for radius 1 and 2 under every boun
 
 TEST_CASE("stencil handles shapes smaller than its walk: one row, fewer rows than a band, 3 x 5, 1 x 1") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
-  for (const auto& [rows, cols] : {std::pair<std::size_t, std::size_t>{1, 1000}, {20, 300}, {3, 5}, {1, 1}, {2, 3}, {5, 129}}) {
+  for (const auto& [rows, cols] :
+       {std::pair<std::size_t, std::size_t>{1, 1000}, {20, 300}, {3, 5}, {1, 1}, {2, 3}, {5, 129}}) {
     check_every_policy<five_point>(rows, cols);
     check_every_policy<nine_point>(rows, cols);
     check_every_policy<thirteen_point>(rows, cols);
@@ -227,7 +229,8 @@ TEST_CASE("stencil reads a pitched block as input, its edge the block's edge") {
     const auto block = in.view().block(first_row, first_col, block_rows, block_cols);
     std::vector<float> block_values(block_rows * block_cols);
     for (std::size_t r = 0; r < block_rows; ++r)
-      for (std::size_t c = 0; c < block_cols; ++c) block_values[r * block_cols + c] = values[(first_row + r) * cols + first_col + c];
+      for (std::size_t c = 0; c < block_cols; ++c)
+        block_values[r * block_cols + c] = values[(first_row + r) * cols + first_col + c];
     for (int policy = 0; policy < 2; ++policy) {
       pitched_matrix<float> out(block_rows, block_cols, untouched);
       std::vector<float> expected(block_rows * block_cols, untouched);
@@ -267,7 +270,8 @@ TEST_CASE("stencil refuses in place and inputs of another shape, naming both sha
   pitched_matrix<float> a(40, 50), b(40, 51);
   const auto f = [] __device__(auto n) { return n(0, 1); };
   CHECK_THROWS_AS(coalesce::stencil<1>(a.view(), a.view(), f), std::invalid_argument);
-  CHECK_THROWS_AS(coalesce::stencil<1>(a.view().block(0, 0, 20, 50), a.view().block(10, 0, 20, 50), f), std::invalid_argument);
+  CHECK_THROWS_AS(coalesce::stencil<1>(a.view().block(0, 0, 20, 50), a.view().block(10, 0, 20, 50), f),
+                  std::invalid_argument);
   std::string message;
   try {
     coalesce::stencil<1>(coalesce::interior, a, b, f);
@@ -309,7 +313,8 @@ void measure_stencil(const char* shape_name, coalesce_test::competitors::stencil
   const auto values = ct::random_values<float>(rows * cols);
   pitched_matrix<float> in(values, rows, cols), out(rows, cols);
   const auto library = [&](cudaStream_t s) {
-    coalesce::stencil<Shape::radius>(coalesce::clamp, in.view(), out.view(), [] __device__(auto n) { return Shape{}(n); }, s);
+    coalesce::stencil<Shape::radius>(
+        coalesce::clamp, in.view(), out.view(), [] __device__(auto n) { return Shape{}(n); }, s);
   };
   const auto competitors = coalesce_test::competitors::stencil_clamped(shape, in.const_view(), out.view());
   std::vector<float> expected(rows * cols);
@@ -338,17 +343,19 @@ void measure_stencil(const char* shape_name, coalesce_test::competitors::stencil
   // The halo's L1-to-L2 traffic: the model's count for the walk's block shape, if L1 keeps what a
   // block loads while its threads need it, against the sectors L2 served to L1.
   using walk = coalesce::detail::band_shape<Shape::radius, 4, float>;
-  const double modelled = coalesce::model::band_halo_sectors_per_output_sector(Shape::radius, sizeof(float), 4, walk::rows_per_thread,
-                                                                              walk::block_x, walk::block_y);
+  const double modelled = coalesce::model::band_halo_sectors_per_output_sector(
+      Shape::radius, sizeof(float), 4, walk::rows_per_thread, walk::block_x, walk::block_y);
   const double output_sectors = double(rows) * double((cols * sizeof(float) + 31) / 32);
   const double measured = m[l2_sectors_read_by_l1] / output_sectors;
-  std::printf("%s: L2 sectors read by L1 per output sector %.3f, the access model %.3f (%d rows a thread, %u x %u blocks)\n",
-              shape_name, measured, modelled, walk::rows_per_thread, walk::block_x, walk::block_y);
+  std::printf(
+      "%s: L2 sectors read by L1 per output sector %.3f, the access model %.3f (%d rows a thread, %u x %u blocks)\n",
+      shape_name, measured, modelled, walk::rows_per_thread, walk::block_x, walk::block_y);
   CHECK(measured == Approx(modelled).epsilon(0.06));
 
   ct::bandwidth_meter meter;
   const auto c = coalesce_test::compare_with_competitors(
-      meter, std::string(shape_name) + ", clamp, pitched " + std::to_string(rows) + " x " + std::to_string(cols) + " floats",
+      meter,
+      std::string(shape_name) + ", clamp, pitched " + std::to_string(rows) + " x " + std::to_string(cols) + " floats",
       library, competitors, ideal_bytes);
   CHECK(c.library >= memcpy_target);
   CHECK(c.versus_best_competitor() >= coalesce_test::targets::versus_best_competitor);
@@ -360,8 +367,10 @@ TEST_CASE("stencil reaches its share of cudaMemcpy and the hand-written stencils
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   using coalesce_test::competitors::stencil_shape;
   const std::size_t n = ct::small_problems() ? 512 : 8192;
-  measure_stencil<five_point>("5-point", stencil_shape::five_point, n, n, coalesce_test::targets::stencil_radius_1_of_memcpy);
-  measure_stencil<nine_point>("9-point", stencil_shape::nine_point, n, n, coalesce_test::targets::stencil_nine_point_of_memcpy);
+  measure_stencil<five_point>("5-point", stencil_shape::five_point, n, n,
+                              coalesce_test::targets::stencil_radius_1_of_memcpy);
+  measure_stencil<nine_point>("9-point", stencil_shape::nine_point, n, n,
+                              coalesce_test::targets::stencil_nine_point_of_memcpy);
   measure_stencil<thirteen_point>("13-point", stencil_shape::thirteen_point, n, n,
                                   coalesce_test::targets::stencil_radius_2_of_memcpy);
 }
@@ -370,8 +379,10 @@ TEST_CASE("stencil reaches its share of cudaMemcpy and the hand-written stencils
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   using coalesce_test::competitors::stencil_shape;
   const std::size_t rows = ct::small_problems() ? 300 : 200000, cols = 1000;
-  measure_stencil<five_point>("5-point", stencil_shape::five_point, rows, cols, coalesce_test::targets::stencil_radius_1_of_memcpy);
-  measure_stencil<nine_point>("9-point", stencil_shape::nine_point, rows, cols, coalesce_test::targets::stencil_nine_point_of_memcpy);
+  measure_stencil<five_point>("5-point", stencil_shape::five_point, rows, cols,
+                              coalesce_test::targets::stencil_radius_1_of_memcpy);
+  measure_stencil<nine_point>("9-point", stencil_shape::nine_point, rows, cols,
+                              coalesce_test::targets::stencil_nine_point_of_memcpy);
   measure_stencil<thirteen_point>("13-point", stencil_shape::thirteen_point, rows, cols,
                                   coalesce_test::targets::stencil_radius_2_of_memcpy);
 }
@@ -381,7 +392,8 @@ TEST_CASE("stencil reaches its share of cudaMemcpy and the hand-written stencils
 namespace {
 
 template <class Shape, class Policy>
-void check_volume_shape(const Policy& policy, std::size_t depth, std::size_t rows, std::size_t cols, const char* policy_name) {
+void check_volume_shape(const Policy& policy, std::size_t depth, std::size_t rows, std::size_t cols,
+                        const char* policy_name) {
   INFO(policy_name << ", radius " << Shape::radius << ", " << depth << " x " << rows << " x " << cols);
   const auto values = ct::random_values<float>(depth * rows * cols);
   pitched_volume<float> in(values, depth, rows, cols), out(depth, rows, cols, untouched);
@@ -483,12 +495,13 @@ TEST_CASE("stencil on volumes refuses inputs of another shape and in place") {
 namespace {
 
 template <class Shape>
-void measure_volume_stencil(const char* shape_name, coalesce_test::competitors::volume_stencil_shape shape, std::size_t n,
-                            double memcpy_target, double versus_hand_written) {
+void measure_volume_stencil(const char* shape_name, coalesce_test::competitors::volume_stencil_shape shape,
+                            std::size_t n, double memcpy_target, double versus_hand_written) {
   const auto values = ct::random_values<float>(n * n * n);
   pitched_volume<float> in(values, n, n, n), out(n, n, n);
   const auto library = [&](cudaStream_t s) {
-    coalesce::stencil<Shape::radius>(coalesce::clamp, in.view(), out.view(), [] __device__(auto nb) { return Shape{}(nb); }, s);
+    coalesce::stencil<Shape::radius>(
+        coalesce::clamp, in.view(), out.view(), [] __device__(auto nb) { return Shape{}(nb); }, s);
   };
   const auto competitors = coalesce_test::competitors::volume_stencil_clamped(shape, in.const_view(), out.view());
   std::vector<float> expected(n * n * n);
@@ -499,8 +512,9 @@ void measure_volume_stencil(const char* shape_name, coalesce_test::competitors::
   const double ideal_bytes = 2.0 * double(n) * double(n) * double(n) * sizeof(float);
   const auto m = profiler().measure([&] { library(0); });
   const double dram = m.dram_bytes_read() + m.dram_bytes_write();
-  std::printf("\n%s on %zu^3 floats: load sectors/request %.3f, store %.3f, DRAM %.1f MB (ideal %.1f, %.3f)\n", shape_name, n,
-              m.load_sectors_per_request(), m.store_sectors_per_request(), dram / 1e6, ideal_bytes / 1e6, dram / ideal_bytes);
+  std::printf("\n%s on %zu^3 floats: load sectors/request %.3f, store %.3f, DRAM %.1f MB (ideal %.1f, %.3f)\n",
+              shape_name, n, m.load_sectors_per_request(), m.store_sectors_per_request(), dram / 1e6, ideal_bytes / 1e6,
+              dram / ideal_bytes);
   CHECK(dram <= coalesce_test::targets::stencil_dram_bytes_over_ideal * ideal_bytes);
   // A warp's lanes take 32 consecutive 16-byte vectors of one row: 16 sectors a vector load and
   // store (512-float rows are 4 warps), the elements beside them one sector more where a lane's
@@ -512,7 +526,8 @@ void measure_volume_stencil(const char* shape_name, coalesce_test::competitors::
   // What the plane's rows cost: the sectors L2 serves to L1's reads per sector of output, for the
   // library and each hand-written kernel (no model of the 2.5D walk's L1 reuse asserts these).
   const double output_sectors = double(n) * double(n) * double(n) * sizeof(float) / 32.0;
-  std::printf("%s: L2 sectors read by L1 per output sector: coalesce %.3f", shape_name, m[l2_sectors_read_by_l1] / output_sectors);
+  std::printf("%s: L2 sectors read by L1 per output sector: coalesce %.3f", shape_name,
+              m[l2_sectors_read_by_l1] / output_sectors);
   for (const auto& competitor : competitors)
     std::printf("; %s %.3f", competitor.name.c_str(),
                 profiler().measure([&] { competitor.launch(0); })[l2_sectors_read_by_l1] / output_sectors);
@@ -520,19 +535,22 @@ void measure_volume_stencil(const char* shape_name, coalesce_test::competitors::
 
   ct::bandwidth_meter meter;
   const auto c = coalesce_test::compare_with_competitors(
-      meter, std::string(shape_name) + ", clamp, pitched " + std::to_string(n) + "^3 floats", library, competitors, ideal_bytes);
+      meter, std::string(shape_name) + ", clamp, pitched " + std::to_string(n) + "^3 floats", library, competitors,
+      ideal_bytes);
   CHECK(c.library >= memcpy_target);
   CHECK(c.versus_best_competitor() >= versus_hand_written);
 }
 
 }  // namespace
 
-TEST_CASE("stencil on volumes holds its measured share of cudaMemcpy and of the hand-written stencils on 512^3 floats") {
+TEST_CASE(
+    "stencil on volumes holds its measured share of cudaMemcpy and of the hand-written stencils on 512^3 floats") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   using coalesce_test::competitors::volume_stencil_shape;
   const std::size_t n = ct::small_problems() ? 48 : 512;
   namespace targets = coalesce_test::targets;
-  measure_volume_stencil<seven_point>("7-point", volume_stencil_shape::seven_point, n, targets::volume_stencil_7_point_of_memcpy,
+  measure_volume_stencil<seven_point>("7-point", volume_stencil_shape::seven_point, n,
+                                      targets::volume_stencil_7_point_of_memcpy,
                                       targets::volume_stencil_7_point_versus_hand_written);
   measure_volume_stencil<twenty_five_point>("25-point", volume_stencil_shape::twenty_five_point, n,
                                             targets::volume_stencil_25_point_of_memcpy,

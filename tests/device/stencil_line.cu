@@ -83,7 +83,8 @@ void check_every_policy(std::size_t n, std::size_t head) {
 
 }  // namespace
 
-TEST_CASE("stencil along a span equals the host reference for radius 1, 2 and 3 under every policy, every length and head") {
+TEST_CASE(
+    "stencil along a span equals the host reference for radius 1, 2 and 3 under every policy, every length and head") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   const std::size_t lengths[] = {1, 2, 3, 4, 5, 7, 8, 9, 17, 1023, 4099, 1000003};
   for (const std::size_t n : lengths) {
@@ -125,7 +126,8 @@ TEST_CASE("stencil along a line refuses a line with no interior element under in
   ct::device_buffer<float> in(std::vector<float>(8, 1.0f)), out(std::vector<float>(8, -7.0f));
   const auto f = [] __device__(auto nb) { return nb(-2) + nb(2); };
   try {
-    coalesce::stencil<2>(coalesce::interior, cuda::std::span<const float>(in.data(), 4), cuda::std::span<float>(out.data(), 4), f);
+    coalesce::stencil<2>(coalesce::interior, cuda::std::span<const float>(in.data(), 4),
+                         cuda::std::span<float>(out.data(), 4), f);
     FAIL("no exception");
   } catch (const std::invalid_argument& e) {
     const std::string what = e.what();
@@ -133,9 +135,11 @@ TEST_CASE("stencil along a line refuses a line with no interior element under in
     CHECK(what.find("the output is 4 elements") != std::string::npos);
     CHECK(what.find("coalesce::interior") != std::string::npos);
   }
-  CHECK_THROWS_AS(coalesce::stencil<1>(cuda::std::span<const float>(out.data(), 8), cuda::std::span<float>(out.data() + 1, 7), f),
+  CHECK_THROWS_AS(coalesce::stencil<1>(cuda::std::span<const float>(out.data(), 8),
+                                       cuda::std::span<float>(out.data() + 1, 7), f),
                   std::invalid_argument);  // shapes differ
-  CHECK_THROWS_AS(coalesce::stencil<1>(cuda::std::span<const float>(out.data(), 8), cuda::std::span<float>(out.data(), 8), f),
+  CHECK_THROWS_AS(coalesce::stencil<1>(cuda::std::span<const float>(out.data(), 8),
+                                       cuda::std::span<float>(out.data(), 8), f),
                   std::invalid_argument);  // in place
   ct::check_sync("the refusals");
   for (const float x : out.download()) CHECK(x == -7.0f);  // nothing was launched
@@ -146,7 +150,9 @@ TEST_CASE("stencil along a line refuses a line with no interior element under in
 template <class Shape>
 struct apply_shape {
   template <class N>
-  __device__ auto operator()(const N& nb) const { return Shape{}(nb); }
+  __device__ auto operator()(const N& nb) const {
+    return Shape{}(nb);
+  }
 };
 
 template <class Shape>

@@ -92,7 +92,8 @@ struct dot {
 
 TEST_CASE("transform of two spans into a third computes c = b + s c at every position, heads and tails included") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
-  for (const std::size_t n : {std::size_t(1), std::size_t(3), std::size_t(31), std::size_t(4097), std::size_t(1000003)}) {
+  for (const std::size_t n :
+       {std::size_t(1), std::size_t(3), std::size_t(31), std::size_t(4097), std::size_t(1000003)}) {
     for (const std::size_t offset : {std::size_t(0), std::size_t(1)}) {
       const auto b = whole_numbers(n + offset, 1), c = whole_numbers(n + offset, 2);
       ct::device_buffer<double> db(b), dc(c), out(n + offset);
@@ -110,7 +111,8 @@ TEST_CASE("transform of two spans into a third computes c = b + s c at every pos
   }
 }
 
-TEST_CASE("transform takes a span, a soa_view and a container's column together, and writes a column of the vector in place") {
+TEST_CASE(
+    "transform takes a span, a soa_view and a container's column together, and writes a column of the vector in place") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   const std::size_t n = 100003;
   const auto a = whole_numbers(n, 3), b = whole_numbers(n, 4), c = whole_numbers(n, 5), z = whole_numbers(n, 6);
@@ -141,7 +143,8 @@ TEST_CASE("transform into a soa_view writes every column of f's result, a staged
       e.k = -1;
       e.w = -1;
     });
-    coalesce::transform(coalesce::inputs(cuda::std::span<const double>(da.data(), n), cuda::std::span<const double>(db.data(), n)),
+    coalesce::transform(coalesce::inputs(cuda::std::span<const double>(da.data(), n),
+                                         cuda::std::span<const double>(db.data(), n)),
                         out.view(), spread{});
     const auto got = out.to_vector();
     std::size_t wrong = 0;
@@ -183,15 +186,16 @@ TEST_CASE("transform_reduce over inputs(a, b) is the dot product, exact in whole
     ct::device_buffer<double> da(a), db(b);
     double want = 0.5;
     for (std::size_t i = 0; i < n; ++i) want += a[i] * b[i];  // |sum| < 2^53: exact in any order
-    const double got = coalesce::transform_reduce(
-        coalesce::inputs(cuda::std::span<const double>(da.data(), n), cuda::std::span<const double>(db.data(), n)), dot{},
-        0.5, cuda::std::plus<>{});
+    const double got = coalesce::transform_reduce(coalesce::inputs(cuda::std::span<const double>(da.data(), n),
+                                                                   cuda::std::span<const double>(db.data(), n)),
+                                                  dot{}, 0.5, cuda::std::plus<>{});
     INFO("n = " << n);
     CHECK(got == want);
   }
 }
 
-TEST_CASE("inputs of different shapes, and an input that overlaps the output without being it, are refused before any launch") {
+TEST_CASE(
+    "inputs of different shapes, and an input that overlaps the output without being it, are refused before any launch") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   const std::size_t n = 1000;
   ct::device_buffer<double> a(std::vector<double>(n, 1.0)), b(std::vector<double>(n, 2.0));
@@ -219,13 +223,16 @@ TEST_CASE("inputs of different shapes, and an input that overlaps the output wit
   CHECK(std::count(untouched.begin(), untouched.end(), 1.0) == std::ptrdiff_t(n));
 }
 
-TEST_CASE("transform of two inputs loads the two and stores the one; into a soa_view it loads none of the output's columns") {
+TEST_CASE(
+    "transform of two inputs loads the two and stores the one; into a soa_view it loads none of the output's columns") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   const std::size_t n = std::size_t(1) << 24;
   ct::device_buffer<double> a(whole_numbers(n, 15)), b(whole_numbers(n, 16)), c(n);
   coalesce::soa_vector<Stream3> v(n);
   const cuda::std::span<const double> sa(a.data(), n), sb(b.data(), n);
-  const auto add = [&] { coalesce::transform(coalesce::inputs(sa, sb), cuda::std::span<double>(c.data(), n), triad{1.0}); };
+  const auto add = [&] {
+    coalesce::transform(coalesce::inputs(sa, sb), cuda::std::span<double>(c.data(), n), triad{1.0});
+  };
   const auto into_columns = [&] {
     coalesce::transform(coalesce::inputs(sa, sb), v.view(),
                         [] __device__(double x, double y) { return Stream3{x, y, x + y}; });
@@ -246,7 +253,8 @@ TEST_CASE("transform of two inputs loads the two and stores the one; into a soa_
   const auto three_out = coalesce_test::profiler().measure(into_columns);
   std::printf("transform(inputs(a, b), soa_view of 3 columns): %.0f load sectors (2 columns: %.0f), %.0f store sectors "
               "(3 columns: %.0f)\n",
-              three_out.global_load_sectors(), 2 * column_sectors, three_out.global_store_sectors(), 3 * column_sectors);
+              three_out.global_load_sectors(), 2 * column_sectors, three_out.global_store_sectors(),
+              3 * column_sectors);
   CHECK(three_out.global_load_sectors() == Approx(2 * column_sectors).epsilon(0.001));
   CHECK(three_out.global_store_sectors() == Approx(3 * column_sectors).epsilon(0.001));
 }

@@ -177,14 +177,15 @@ TEST_CASE("soa_vector::push_back into a full vector that fails to allocate leave
   for (const std::size_t n : sizes) {
     INFO(n << " elements");
     const Record extra{-1, -2.0f, -3, -4.0};
-    const long allocations = fail_each_allocation_in_turn(
-        [&] { return records(some_records(n), flaky(1)); },  // capacity n: full
-        [&](records& v) { v.push_back(extra); }, [](const records& v) { return state_of(v); },
-        [&](const records& v) {
-          auto expected = some_records(n);
-          expected.push_back(extra);
-          CHECK(v.to_vector() == expected);
-        });
+    const long allocations =
+        fail_each_allocation_in_turn([&] { return records(some_records(n), flaky(1)); },  // capacity n: full
+                                     [&](records& v) { v.push_back(extra); },
+                                     [](const records& v) { return state_of(v); },
+                                     [&](const records& v) {
+                                       auto expected = some_records(n);
+                                       expected.push_back(extra);
+                                       CHECK(v.to_vector() == expected);
+                                     });
     CHECK(allocations >= 1);
   }
   CHECK(flaky::outstanding == 0);
@@ -267,16 +268,18 @@ TEST_CASE("pitched_matrix::resize that fails to allocate leaves the matrix as it
     const auto [rows, cols] = shape[0];
     const auto [new_rows, new_cols] = shape[1];
     INFO(rows << " x " << cols << " to " << new_rows << " x " << new_cols);
-    const long allocations = fail_each_allocation_in_turn(
-        [&] { return matrix(some_ints(rows * cols), rows, cols, flaky(1)); },
-        [&](matrix& m) { m.resize(new_rows, new_cols); }, [](const matrix& m) { return state_of(m); },
-        [&](const matrix& m) {
-          const auto old = some_ints(rows * cols);
-          std::vector<int> expected(new_rows * new_cols, 0);
-          for (std::size_t r = 0; r < rows && r < new_rows; ++r)
-            for (std::size_t c = 0; c < cols && c < new_cols; ++c) expected[r * new_cols + c] = old[r * cols + c];
-          CHECK(m.to_vector() == expected);
-        });
+    const long allocations =
+        fail_each_allocation_in_turn([&] { return matrix(some_ints(rows * cols), rows, cols, flaky(1)); },
+                                     [&](matrix& m) { m.resize(new_rows, new_cols); },
+                                     [](const matrix& m) { return state_of(m); },
+                                     [&](const matrix& m) {
+                                       const auto old = some_ints(rows * cols);
+                                       std::vector<int> expected(new_rows * new_cols, 0);
+                                       for (std::size_t r = 0; r < rows && r < new_rows; ++r)
+                                         for (std::size_t c = 0; c < cols && c < new_cols; ++c)
+                                           expected[r * new_cols + c] = old[r * cols + c];
+                                       CHECK(m.to_vector() == expected);
+                                     });
     CHECK(allocations == (new_rows * new_cols > 0 ? 1 : 0));
   }
   CHECK(flaky::outstanding == 0);

@@ -3,8 +3,8 @@
 #include <stdexcept>
 
 #define COALESCE_DEBUG 1
-#define COALESCE_ASSERT(cond, msg) \
-  do {                             \
+#define COALESCE_ASSERT(cond, msg)            \
+  do {                                        \
     if (!(cond)) throw std::logic_error(msg); \
   } while (0)
 
@@ -52,7 +52,8 @@ struct with_array {
 };
 }  // namespace
 
-TEST_CASE("COALESCE_DEBUG catches an array field index out of range, and a hand-built view whose array columns are not equally far apart") {
+TEST_CASE(
+    "COALESCE_DEBUG catches an array field index out of range, and a hand-built view whose array columns are not equally far apart") {
   coalesce::soa_vector<with_array, host_space> v(4);
   const auto view = v.view();
   REQUIRE_NOTHROW(coalesce::get<0>(view[1])[2] = 1.0f);

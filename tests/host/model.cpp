@@ -28,9 +28,14 @@ static_assert(m::strided_access(32, 4).lines == 8);
 static_assert(m::shared_access(std::array<std::uint64_t, 1>{0}, 4).wavefronts == 1);
 
 TEST_CASE("a warp of floats at strides of 4 to 128 bytes moves the seed table's lines and sectors") {
-  struct row { std::size_t stride; unsigned lines; double line_eff; double sector_eff; };
-  const row table[] = {{4, 1, 1.0, 1.0},         {8, 2, 0.5, 0.5},          {16, 4, 0.25, 0.25},
-                       {32, 8, 0.125, 0.125},    {64, 16, 0.0625, 0.125},   {128, 32, 0.03125, 0.125}};
+  struct row {
+    std::size_t stride;
+    unsigned lines;
+    double line_eff;
+    double sector_eff;
+  };
+  const row table[] = {{4, 1, 1.0, 1.0},      {8, 2, 0.5, 0.5},        {16, 4, 0.25, 0.25},
+                       {32, 8, 0.125, 0.125}, {64, 16, 0.0625, 0.125}, {128, 32, 0.03125, 0.125}};
   for (const auto& r : table) {
     CAPTURE(r.stride);
     const auto c = m::strided_access(r.stride, 4);
@@ -249,21 +254,24 @@ TEST_CASE("the band walk's halo traffic model equals a count of the sectors a bl
   };
   // The walk's shapes for floats at radius 1 and 2 and for doubles, the first design (one
   // vector a thread, 256 across), and a radius of 4 floats (16 bytes: still one sector a side).
-  for (const shape s : {shape{1, 4, 4, 2, 64, 4}, shape{2, 4, 4, 4, 32, 8}, shape{1, 8, 2, 2, 64, 4}, shape{2, 8, 2, 1, 32, 8},
-                        shape{1, 4, 4, 1, 256, 1}, shape{4, 4, 4, 1, 64, 4}, shape{1, 2, 8, 2, 64, 4}}) {
+  for (const shape s :
+       {shape{1, 4, 4, 2, 64, 4}, shape{2, 4, 4, 4, 32, 8}, shape{1, 8, 2, 2, 64, 4}, shape{2, 8, 2, 1, 32, 8},
+        shape{1, 4, 4, 1, 256, 1}, shape{4, 4, 4, 1, 64, 4}, shape{1, 2, 8, 2, 64, 4}}) {
     INFO("radius " << s.radius << ", " << s.elem_bytes << "-byte elements, " << s.rows_per_thread << " rows a thread, "
                    << s.block_x << " x " << s.block_y);
     // Rows far apart (no sector shared between rows); the block where the grid puts its fourth
     // (a multiple of block_x vectors in).
     const std::uint64_t pitch = 64 * 1024;
-    const std::size_t loaded = band_block_sectors(s.radius, s.elem_bytes, s.vector_elements, s.rows_per_thread, s.block_x,
-                                                  s.block_y, pitch, 100, 3 * std::uint64_t(s.block_x));
+    const std::size_t loaded = band_block_sectors(s.radius, s.elem_bytes, s.vector_elements, s.rows_per_thread,
+                                                  s.block_x, s.block_y, pitch, 100, 3 * std::uint64_t(s.block_x));
     const double output_sectors =
         double(s.block_y) * s.rows_per_thread * s.block_x * s.vector_elements * s.elem_bytes / m::sector_bytes;
-    CHECK(m::band_halo_sectors_per_output_sector(s.radius, s.elem_bytes, s.vector_elements, s.rows_per_thread, s.block_x,
+    CHECK(m::band_halo_sectors_per_output_sector(s.radius, s.elem_bytes, s.vector_elements, s.rows_per_thread,
+                                                 s.block_x,
                                                  s.block_y) == Approx(double(loaded) / output_sectors).epsilon(1e-12));
   }
 }
 
 // Compiles = passes: usable in constant expressions, and bands read less than one vector a thread.
-static_assert(m::band_halo_sectors_per_output_sector(1, 4, 4, 2, 64, 4) < m::band_halo_sectors_per_output_sector(1, 4, 4, 1, 256, 1));
+static_assert(m::band_halo_sectors_per_output_sector(1, 4, 4, 2, 64, 4) <
+              m::band_halo_sectors_per_output_sector(1, 4, 4, 1, 256, 1));

@@ -181,7 +181,8 @@ TEST_CASE("sub-blocks keep the pitch and write through to the matrix") {
   // The memory space is part of the view's type: a host matrix's view is not a device view.
   static_assert(std::is_same_v<decltype(m.view()), host_view<int>>);
   static_assert(std::is_same_v<decltype(pitched_matrix<int>().view()), pitched_view<int, coalesce::device_space>>);
-  static_assert(!std::is_convertible_v<host_view<int>, pitched_view<int>>, "host memory must not pass for device memory");
+  static_assert(!std::is_convertible_v<host_view<int>, pitched_view<int>>,
+                "host memory must not pass for device memory");
 }
 
 TEST_CASE("a matrix's view owns its rows' padding, a right-edge block keeps it, other blocks do not") {
@@ -243,7 +244,8 @@ TEST_CASE("a mismatched copy says which shapes differ and changes nothing") {
   try {
     b.copy_from(a);
   } catch (const std::invalid_argument& e) {
-    REQUIRE(std::string(e.what()) == "coalesce::pitched_matrix::copy_from: the source is 2 x 3 but the destination is 3 x 2");
+    REQUIRE(std::string(e.what()) ==
+            "coalesce::pitched_matrix::copy_from: the source is 2 x 3 but the destination is 3 x 2");
   }
   REQUIRE(a.to_vector() == iota_vector(6));
   REQUIRE(b.to_vector() == std::vector<int>(6, 0));

@@ -160,8 +160,9 @@ TEST_CASE("JSON escapes strings, carries the reference and the peak, and writes 
   REQUIRE(json.find("\"title\": \"NVIDIA H200, CUDA 13.0\"") != std::string::npos);
   REQUIRE(json.find("\"reference\": {\"copy_bytes\": 1.07374e+09, \"copies_per_sample\": 4, \"samples\": 10}") !=
           std::string::npos);
-  REQUIRE(json.find("\"dram_peak\": {\"gigabytes_per_s\": 4608, \"memory_clock_khz\": 3e+06, \"bus_width_bits\": 6144}") !=
-          std::string::npos);
+  REQUIRE(
+      json.find("\"dram_peak\": {\"gigabytes_per_s\": 4608, \"memory_clock_khz\": 3e+06, \"bus_width_bits\": 6144}") !=
+      std::string::npos);
   REQUIRE(json.find("\"name\": \"thrust::transform, \\\"zip\\\"\"") != std::string::npos);
   REQUIRE(json.find("\"load_sectors_per_request\": null") != std::string::npos);
   REQUIRE(json.find("\"target\": {\"min_ratio_to_best_competitor\": 0.98, \"min_fraction_of_dram_peak\": 0.8, "
@@ -175,8 +176,9 @@ TEST_CASE("JSON escapes strings, carries the reference and the peak, and writes 
 TEST_CASE("the targets table lists each target row against its best competitor") {
   const auto md = lines(sample().targets_markdown());
   REQUIRE(md.size() == 3);  // header, rule, one row with a target
-  REQUIRE(md[2] == "| particle update | `coalesce::for_each` | 96.8% | 84.0% | hand-written \\| float4 | 97.5% | 0.992 | "
-                   ">= 0.98 x best competitor, >= 80.0% of peak | yes |");
+  REQUIRE(md[2] ==
+          "| particle update | `coalesce::for_each` | 96.8% | 84.0% | hand-written \\| float4 | 97.5% | 0.992 | "
+          ">= 0.98 x best competitor, >= 80.0% of peak | yes |");
 }
 
 TEST_CASE("each group's SVG has one bar per row, the cudaMemcpy line and the peak line") {

@@ -199,7 +199,8 @@ TEST_CASE("after COALESCE_FIELDS, view[i].x is a reference into the x column") {
   REQUIRE(coalesce::get<0>(view[1]) == 100.0f);
 }
 
-TEST_CASE("COALESCE_FIELDS names fields of qualified, template and comma-separated types, with or without its semicolon") {
+TEST_CASE(
+    "COALESCE_FIELDS names fields of qualified, template and comma-separated types, with or without its semicolon") {
   soa_vector<physics::Body, host_space> bodies(2);
   bodies[1].mass = 2.5;
   bodies[1].id = 7;

@@ -53,8 +53,8 @@ TEST_CASE("a record of 64 fields is 64 columns, one per field in declaration ord
   STATIC_REQUIRE(coalesce::leaf_count_v<event64> == 64);
   STATIC_REQUIRE(soa_vector<event64, host_space>::leaf_count == 64);
   // The member named last is the last column, and one in the middle is where its position says.
-  STATIC_REQUIRE(std::is_same_v<decltype(std::declval<coalesce::soa_view<event64, host_space>>().column<&event64::h7>()),
-                                float*>);
+  STATIC_REQUIRE(
+      std::is_same_v<decltype(std::declval<coalesce::soa_view<event64, host_space>>().column<&event64::h7>()), float*>);
   soa_vector<event64, host_space> v(records<event64>(3, make_event64));
   REQUIRE(v.view().column<&event64::h7>() == v.view().leaf_column<63>());
   REQUIRE(v.view().column<&event64::e3>() == v.view().leaf_column<4 * 8 + 3>());
@@ -199,7 +199,8 @@ TEST_CASE("an aggregate that holds a type bitwise copyable by specialization spl
   STATIC_REQUIRE(std::is_same_v<coalesce::leaf_t<placed, 2>, std::int32_t>);
 
   std::vector<placed> aos;
-  for (std::size_t i = 0; i < 3; ++i) aos.push_back({{vector3d(double(i), 1.0, 2.0), float(i) + 0.5f}, std::int32_t(i)});
+  for (std::size_t i = 0; i < 3; ++i)
+    aos.push_back({{vector3d(double(i), 1.0, 2.0), float(i) + 0.5f}, std::int32_t(i)});
   soa_vector<placed, host_space> v(aos);
   REQUIRE(v.view()[2].where.scale == 2.5f);
   REQUIRE(same_vector3d(v.view()[2].where.origin, vector3d(2.0, 1.0, 2.0)));

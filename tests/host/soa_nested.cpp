@@ -89,13 +89,11 @@ using coalesce::host_space;
 using coalesce::soa_vector;
 using nested::Body;
 
-Body body(float base) {
-  return {{base, base + 1, base + 2}, {base + 3, base + 4, base + 5}, base + 6};
-}
+Body body(float base) { return {{base, base + 1, base + 2}, {base + 3, base + 4, base + 5}, base + 6}; }
 
 bool same_body(const Body& a, const Body& b) {
-  return a.pos.x == b.pos.x && a.pos.y == b.pos.y && a.pos.z == b.pos.z && a.vel.x == b.vel.x &&
-         a.vel.y == b.vel.y && a.vel.z == b.vel.z && a.mass == b.mass;
+  return a.pos.x == b.pos.x && a.pos.y == b.pos.y && a.pos.z == b.pos.z && a.vel.x == b.vel.x && a.vel.y == b.vel.y &&
+         a.vel.z == b.vel.z && a.mass == b.mass;
 }
 
 }  // namespace
@@ -181,7 +179,9 @@ TEST_CASE("C arrays and cuda::std::array fields are one column per element, inde
   std::vector<nested::Sample> aos(50);
   for (std::size_t i = 0; i < aos.size(); ++i) {
     const double d = double(i);
-    aos[i] = {{float(i), float(i) + 0.5f, float(i) + 0.75f}, {{std::int32_t(i), -std::int32_t(i)}}, {{d, d + 1}, {d + 2, d + 3}}};
+    aos[i] = {{float(i), float(i) + 0.5f, float(i) + 0.75f},
+              {{std::int32_t(i), -std::int32_t(i)}},
+              {{d, d + 1}, {d + 2, d + 3}}};
   }
   soa_vector<nested::Sample, host_space> v(aos);
   const auto view = v.view();
@@ -245,7 +245,8 @@ TEST_CASE("every CUDA vector type splits into its components, read as .x .y .z .
   view[3].d.z = 2.25;
   const Vectors got = view[3];
   REQUIRE((got.c.x == 5 && got.uc.y == 6 && got.s.z == -7 && got.us.w == 8 && got.i.y == -9 && got.ui.z == 10u));
-  REQUIRE((got.l.x == -11 && got.ul.y == 12u && got.ll.x == -13 && got.ull.x == 14u && got.f.w == 1.5f && got.d.z == 2.25));
+  REQUIRE(
+      (got.l.x == -11 && got.ul.y == 12u && got.ll.x == -13 && got.ull.x == 14u && got.f.w == 1.5f && got.d.z == 2.25));
   REQUIRE(view.leaf_column<14>()[3] == 10u);  // ui.z
   REQUIRE(view.leaf_column<12>()[3] == 0u);   // ui.x, untouched
   REQUIRE(view.leaf_column<24>()[3] == 1.5f);  // f.w
@@ -256,7 +257,8 @@ TEST_CASE("a nested struct with COALESCE_FIELDS reads by name, one without by ge
   using nested::Holder;
   static_assert(coalesce::field_count_v<Holder> == 3);
   static_assert(coalesce::leaf_count_v<Holder> == 5);
-  static_assert(std::is_same_v<coalesce::leaf_t<Holder, 2>, double> && std::is_same_v<coalesce::leaf_t<Holder, 4>, std::int32_t>);
+  static_assert(std::is_same_v<coalesce::leaf_t<Holder, 2>, double> &&
+                std::is_same_v<coalesce::leaf_t<Holder, 4>, std::int32_t>);
   soa_vector<Holder, host_space> v(4);
   const auto view = v.view();
   view[1].named.b = 3.0f;

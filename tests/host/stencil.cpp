@@ -71,7 +71,8 @@ TEST_CASE("the policies are compile-time values, and only they are policies") {
   static_assert(boundary_index(coalesce::clamp, 9, 8) == 7);
   // Only constant(v) substitutes a value beyond the edge (its boundary_index says -1 there).
   static_assert(coalesce::is_constant_policy_v<coalesce::constant<float>>);
-  static_assert(!coalesce::is_constant_policy_v<coalesce::clamp_t> && !coalesce::is_constant_policy_v<coalesce::periodic_t> &&
+  static_assert(!coalesce::is_constant_policy_v<coalesce::clamp_t> &&
+                !coalesce::is_constant_policy_v<coalesce::periodic_t> &&
                 !coalesce::is_constant_policy_v<coalesce::interior_t>);
   static_assert(boundary_index(coalesce::constant(1.5f), -1, 8) == -1);
   SUCCEED();

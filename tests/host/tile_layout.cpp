@@ -182,8 +182,10 @@ TEST_CASE("swizzled_128b permutes 16-byte chunks within 128 bytes and suits 16-b
 }
 
 TEST_CASE("the default policy is conflict-free for rows and columns at every width and common shape") {
-  static_assert(tile_layout<std::uint8_t, 64, 64>::conflict_free_rows && tile_layout<std::uint8_t, 64, 64>::conflict_free_columns);
-  static_assert(tile_layout<std::uint16_t, 16, 16>::conflict_free_rows && tile_layout<std::uint16_t, 16, 16>::conflict_free_columns);
+  static_assert(tile_layout<std::uint8_t, 64, 64>::conflict_free_rows &&
+                tile_layout<std::uint8_t, 64, 64>::conflict_free_columns);
+  static_assert(tile_layout<std::uint16_t, 16, 16>::conflict_free_rows &&
+                tile_layout<std::uint16_t, 16, 16>::conflict_free_columns);
   static_assert(tile_layout<float, 128, 8>::conflict_free_rows && tile_layout<float, 128, 8>::conflict_free_columns);
   static_assert(tile_layout<double, 64, 16>::conflict_free_rows && tile_layout<double, 64, 16>::conflict_free_columns);
   static_assert(tile_layout<sixteen_bytes, 16, 16>::conflict_free_rows &&
@@ -266,8 +268,7 @@ TEST_CASE("an independent bank count agrees with the certificate for strided, ve
     const auto pair_load = [parity](unsigned lane, std::size_t k) { return std::make_pair(2 * lane + parity, k); };
     CHECK(brute_force_wavefronts<F64>(pair_store, 1, 32) == 2);
     CHECK(brute_force_wavefronts<F64>(pair_load, 1, 32) == 2);
-    CHECK(F64::wavefronts(warp_access::along_row(2).from(0, parity)) ==
-          brute_force_wavefronts<F64>(pair_store, 1, 32));
+    CHECK(F64::wavefronts(warp_access::along_row(2).from(0, parity)) == brute_force_wavefronts<F64>(pair_store, 1, 32));
     CHECK(F64::wavefronts(warp_access::along_column(2).from(parity, 0)) ==
           brute_force_wavefronts<F64>(pair_load, 1, 32));
   }
@@ -278,7 +279,9 @@ TEST_CASE("an independent bank count agrees with the certificate for strided, ve
   CHECK(H::wavefronts(warp_access::along_column(3)) == brute_force_wavefronts<H>(every_third_row, 1, 32));
 
   // float4s along rows, 8 to a 32-float row, in the 128-byte swizzle and in the unpadded layout.
-  const auto float4s = [](unsigned lane, std::size_t k) { return std::make_pair(k + lane / 8, 4 * std::size_t(lane % 8)); };
+  const auto float4s = [](unsigned lane, std::size_t k) {
+    return std::make_pair(k + lane / 8, 4 * std::size_t(lane % 8));
+  };
   const warp_access float4_rows = warp_access::along_row(4).vectors_of(4).in_lines_of(32);
   using S = tile_layout<float, 32, 32, swizzled_128b>;
   using U = tile_layout<float, 32, 32, unpadded>;
@@ -289,7 +292,9 @@ TEST_CASE("an independent bank count agrees with the certificate for strided, ve
 
   // A warp walking a 16-float row folds over two rows: [16][17] puts (1, 15) in bank 0 with (0, 0).
   using N = tile_layout<float, 16, 16, padded>;
-  const auto two_rows = [](unsigned lane, std::size_t k) { return std::make_pair(k + lane / 16, std::size_t(lane % 16)); };
+  const auto two_rows = [](unsigned lane, std::size_t k) {
+    return std::make_pair(k + lane / 16, std::size_t(lane % 16));
+  };
   const warp_access folded_rows = warp_access::along_row().in_lines_of(16);
   CHECK(N::wavefronts(folded_rows) == brute_force_wavefronts<N>(two_rows, 1, 16));
   CHECK(N::wavefronts(folded_rows) == 2);
@@ -311,7 +316,8 @@ TEST_CASE("a vector access that is not one access in the layout is refused, with
   using F = tile_layout<float, 32, 64, unpadded>;
   static_assert(F::wavefronts(warp_access::along_row(4).vectors_of(4).with_lanes(16).from(0, 2)) == 0);
   static_assert(F::wavefronts(warp_access::along_row(4).vectors_of(4).with_lanes(16)) == 2);
-  static_assert(tile_layout<float, 32, 64, padded>::wavefronts(warp_access::along_row(4).vectors_of(4).with_lanes(16)) == 0);
+  static_assert(
+      tile_layout<float, 32, 64, padded>::wavefronts(warp_access::along_row(4).vectors_of(4).with_lanes(16)) == 0);
   REQUIRE(W::wavefronts(warp_access::along_row(2).vectors_of(2).with_lanes(16)) == 0);
 }
 
@@ -338,7 +344,9 @@ void check_stage(unsigned expected) {
   using cert = coalesce::detail::stage_certificate<T>;
   unsigned worst = 0;
   for (std::size_t j = 0; j < cert::words; ++j) {
-    const auto word_j = [j](unsigned lane, std::size_t) { return std::make_pair(std::size_t(0), cert::words * lane + j); };
+    const auto word_j = [j](unsigned lane, std::size_t) {
+      return std::make_pair(std::size_t(0), cert::words * lane + j);
+    };
     worst = std::max(worst, brute_force_wavefronts<typename cert::stage>(word_j, 1, 1));
   }
   CHECK(cert::element_word_wavefronts == worst);

@@ -63,7 +63,8 @@ constexpr std::array<bool, leaves> only(std::size_t leaf) {
 }
 constexpr std::array<bool, leaves> none{};
 
-static_assert(std::is_same_v<decltype(std::declval<coalesce::for_each_reference_t<Cell>>().a), coalesce::tracked_field<float>&>);
+static_assert(
+    std::is_same_v<decltype(std::declval<coalesce::for_each_reference_t<Cell>>().a), coalesce::tracked_field<float>&>);
 static_assert(std::is_same_v<decltype(std::declval<coalesce::for_each_reference_t<Cell>>().p), Vec3&>);
 
 }  // namespace

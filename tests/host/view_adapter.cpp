@@ -42,7 +42,8 @@ TEST_CASE("a layout_stride mdspan with padded rows keeps its padding as the pitc
   std::vector<double> storage(4 * 32);
   using mapping = cuda::std::layout_stride::mapping<extents_2d>;
   const cuda::std::array<std::size_t, 2> strides{32, 1};
-  cuda::std::mdspan<double, extents_2d, cuda::std::layout_stride> m(storage.data(), mapping(extents_2d(4, 30), strides));
+  cuda::std::mdspan<double, extents_2d, cuda::std::layout_stride> m(storage.data(),
+                                                                    mapping(extents_2d(4, 30), strides));
   const auto v = coalesce::detail::as_walkable(m);
   REQUIRE(v.rows() == 4);
   REQUIRE(v.cols() == 30);
@@ -57,15 +58,15 @@ TEST_CASE("rank 1: contiguous layouts become a span, a strided one rows of one e
   REQUIRE(s.size() == 100);
 
   using mapping = cuda::std::layout_stride::mapping<extents_1d>;
-  cuda::std::mdspan<int, extents_1d, cuda::std::layout_stride> column(storage.data(),
-                                                                      mapping(extents_1d(25), cuda::std::array<std::size_t, 1>{4}));
+  cuda::std::mdspan<int, extents_1d, cuda::std::layout_stride> column(
+      storage.data(), mapping(extents_1d(25), cuda::std::array<std::size_t, 1>{4}));
   const auto c = coalesce::detail::as_walkable(column);
   REQUIRE(c.rows() == 25);
   REQUIRE(c.cols() == 1);
   REQUIRE(c.pitch_bytes() == 4 * sizeof(int));
 
-  cuda::std::mdspan<int, extents_1d, cuda::std::layout_stride> unit(storage.data(),
-                                                                    mapping(extents_1d(100), cuda::std::array<std::size_t, 1>{1}));
+  cuda::std::mdspan<int, extents_1d, cuda::std::layout_stride> unit(
+      storage.data(), mapping(extents_1d(100), cuda::std::array<std::size_t, 1>{1}));
   const auto u = coalesce::detail::as_walkable(unit);
   REQUIRE(u.rows() == 1);
   REQUIRE(u.cols() == 100);

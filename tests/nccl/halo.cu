@@ -87,7 +87,8 @@ TEST_CASE("exchange_row_halos moves each block's edge rows into the other block'
     COALESCE_CUDA_CHECK(cudaStreamSynchronize(blocks[r].stream()));  // the exchange's stream sees the rows it sends
   }
   // Rank 0 holds the top block, rank 1 the bottom one; the domain is not periodic.
-  const std::array<coalesce::row_neighbours, ranks> neighbours{coalesce::row_neighbours{-1, 1}, coalesce::row_neighbours{0, -1}};
+  const std::array<coalesce::row_neighbours, ranks> neighbours{coalesce::row_neighbours{-1, 1},
+                                                               coalesce::row_neighbours{0, -1}};
   coalesce::throw_on_nccl_error(ncclGroupStart(), "ncclGroupStart");
   for (int r = 0; r < ranks; ++r) {
     COALESCE_CUDA_CHECK(cudaSetDevice(r));
@@ -105,7 +106,7 @@ TEST_CASE("exchange_row_halos moves each block's edge rows into the other block'
       if (i >= halo && i < halo + own) return value_at(r * own + i - halo, c);
       if (r == 0 && i >= halo + own) return value_at(own + (i - halo - own), c);  // rank 1's first rows
       if (r == 1 && i < halo) return value_at(own - halo + i, c);                 // rank 0's last rows
-      return -1.0f;                                                               // the outer halos stay as they were
+      return -1.0f;  // the outer halos stay as they were
     };
     check_elements(blocks[r].to_vector(), rows, cols, expected, "rank " + std::to_string(r));
   }
@@ -127,8 +128,9 @@ TEST_CASE("one rank of a periodic domain sends its edge rows into its own opposi
   // must land in the halo above, the second (the first own rows, going up) in the halo below.
   coalesce::exchange_row_halos(block.view(), halo, coalesce::row_neighbours{0, 0}, nccl.comm, block.stream());
   const auto got = block.to_vector();  // waits for the block's stream
-  check_elements(got, rows, cols, [&](std::size_t i, std::size_t c) { return value_at(wrapped_source(i, own, halo), c); },
-                 "the single rank");
+  check_elements(
+      got, rows, cols, [&](std::size_t i, std::size_t c) { return value_at(wrapped_source(i, own, halo), c); },
+      "the single rank");
 }
 
 TEST_CASE("row_halo_exchange: start on an exchange stream, finish on the work stream, which then reads the halos") {
@@ -176,7 +178,8 @@ TEST_CASE("row_halo_exchange: start on an exchange stream, finish on the work st
     for (std::size_t c = 0; c < cols; ++c) {
       // Row 0: the last own row of the other rank; the last row: its first own row.
       if (got[r][c] != value_at(other * own + own - 1, c)) FAIL("rank " << r << ", top halo, column " << c);
-      if (got[r][(rows - 1) * cols + c] != value_at(other * own, c)) FAIL("rank " << r << ", bottom halo, column " << c);
+      if (got[r][(rows - 1) * cols + c] != value_at(other * own, c))
+        FAIL("rank " << r << ", bottom halo, column " << c);
     }
     COALESCE_CUDA_CHECK(cudaStreamDestroy(exchange[r]));
     COALESCE_CUDA_CHECK(cudaStreamDestroy(work[r]));
@@ -187,7 +190,8 @@ TEST_CASE("a block too short for its halos is refused before NCCL is called") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   COALESCE_CUDA_CHECK(cudaSetDevice(0));
   coalesce::pitched_matrix<float> tiny(5, 10);
-  CHECK_THROWS_AS(coalesce::exchange_row_halos(tiny.view(), 2, coalesce::row_neighbours{-1, 1}, ncclComm_t{}, cudaStream_t{}),
+  CHECK_THROWS_AS(coalesce::exchange_row_halos(tiny.view(), 2, coalesce::row_neighbours{-1, 1}, ncclComm_t{},
+                                               cudaStream_t{}),
                   std::invalid_argument);
 }
 
@@ -197,7 +201,8 @@ namespace {
 
 // A block of `own` columns (global columns from `first_col`) with `halo` columns either side,
 // halos -1; element (i, c) of the global matrix is value_at(i, c).
-coalesce::pitched_matrix<float> column_block(std::size_t rows, std::size_t own, std::size_t halo, std::size_t first_col) {
+coalesce::pitched_matrix<float> column_block(std::size_t rows, std::size_t own, std::size_t halo,
+                                             std::size_t first_col) {
   const std::size_t cols = own + 2 * halo;
   std::vector<float> host(rows * cols, -1.0f);
   for (std::size_t i = 0; i < rows; ++i)
@@ -218,8 +223,9 @@ TEST_CASE("one rank of a periodic domain sends its edge columns into its own opp
     exchange.exchange();
   }  // the buffers go back to the pool in stream order
   const auto got = block.to_vector();  // waits for the block's stream
-  check_elements(got, rows, cols, [&](std::size_t i, std::size_t c) { return value_at(i, wrapped_source(c, own, halo)); },
-                 "the single rank");
+  check_elements(
+      got, rows, cols, [&](std::size_t i, std::size_t c) { return value_at(i, wrapped_source(c, own, halo)); },
+      "the single rank");
 }
 
 TEST_CASE("column_halo_exchange between two GPUs of one process: pack, one group of posts, unpack") {
@@ -245,8 +251,8 @@ TEST_CASE("column_halo_exchange between two GPUs of one process: pack, one group
     const auto expected = [&](std::size_t i, std::size_t c) {
       if (c >= halo && c < halo + own) return value_at(i, r * own + c - halo);
       if (r == 0 && c >= halo + own) return value_at(i, own + c - halo - own);  // rank 1's first columns
-      if (r == 1 && c < halo) return value_at(i, own - halo + c);                // rank 0's last columns
-      return -1.0f;                                                              // the outer halos stay as they were
+      if (r == 1 && c < halo) return value_at(i, own - halo + c);  // rank 0's last columns
+      return -1.0f;  // the outer halos stay as they were
     };
     check_elements(blocks[r].to_vector(), rows, cols, expected, "rank " + std::to_string(r));
   }
@@ -259,8 +265,8 @@ TEST_CASE("column_halo_exchange between two GPUs of one process: pack, one group
 TEST_CASE("a block too narrow for its halo columns is refused before anything is allocated") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   coalesce::pitched_matrix<float> narrow(10, 5);
-  CHECK_THROWS_AS(coalesce::column_halo_exchange<float>(narrow.view(), 2, coalesce::column_neighbours{-1, 1}, ncclComm_t{},
-                                                        cudaStream_t{}),
+  CHECK_THROWS_AS(coalesce::column_halo_exchange<float>(narrow.view(), 2, coalesce::column_neighbours{-1, 1},
+                                                        ncclComm_t{}, cudaStream_t{}),
                   std::invalid_argument);
 }
 
@@ -277,7 +283,8 @@ using coalesce_test::volume_values;
 
 }  // namespace
 
-TEST_CASE("one rank of a periodic domain exchanges a volume's faces along z, y and x with itself; whole planes go as they are") {
+TEST_CASE(
+    "one rank of a periodic domain exchanges a volume's faces along z, y and x with itself; whole planes go as they are") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   single_rank nccl;
   struct variant {
@@ -286,24 +293,27 @@ TEST_CASE("one rank of a periodic domain exchanges a volume's faces along z, y a
   };
   const variant variants[] = {
       {volume_shape(volume_axis::z, 9, 2, 0, 37, 45), false},  // whole planes: one run each way
-      {volume_shape(volume_axis::y, 21, 2, 7, 0, 45), true},   // rows of every plane: packed
+      {volume_shape(volume_axis::y, 21, 2, 7, 0, 45), true},  // rows of every plane: packed
       {volume_shape(volume_axis::y, 21, 3, 1, 0, 45), false},  // one plane: its rows are one run
-      {volume_shape(volume_axis::x, 33, 1, 7, 19, 0), true},   // columns: packed
+      {volume_shape(volume_axis::x, 33, 1, 7, 19, 0), true},  // columns: packed
       {volume_shape(volume_axis::x, 33, 4, 5, 19, 0), true},
   };
   for (const auto& v : variants) {
     const auto& s = v.shape;
     coalesce::pitched_volume<float> block(volume_values(s, 0), s.extents[0], s.extents[1], s.extents[2]);
     {
-      coalesce::volume_halo_exchange<float> exchange(block.view(), s.axis, s.halo, coalesce::axis_neighbours{0, 0}, nccl.comm,
-                                                     block.stream());
+      coalesce::volume_halo_exchange<float> exchange(block.view(), s.axis, s.halo, coalesce::axis_neighbours{0, 0},
+                                                     nccl.comm, block.stream());
       CHECK(exchange.packs() == v.packs);
       exchange.exchange();
     }
-    check_volume(block.to_vector(), s, [&](std::array<std::size_t, 3> p) {
-      p[std::size_t(s.axis)] = wrapped_source(s.along(p), s.own, s.halo);
-      return value_at(p[0], p[1], p[2]);
-    }, "the single rank");
+    check_volume(
+        block.to_vector(), s,
+        [&](std::array<std::size_t, 3> p) {
+          p[std::size_t(s.axis)] = wrapped_source(s.along(p), s.own, s.halo);
+          return value_at(p[0], p[1], p[2]);
+        },
+        "the single rank");
   }
 }
 
@@ -319,23 +329,27 @@ TEST_CASE("a volume block narrower than its volume sends its planes packed, and 
   });
   coalesce::pitched_volume<float> volume(host, wide.extents[0], wide.extents[1], wide.extents[2]);
   {
-    coalesce::volume_halo_exchange<float> exchange(volume.view().block(0, 0, 0, s.extents[0], s.extents[1], s.extents[2]),
-                                                   volume_axis::z, s.halo, coalesce::axis_neighbours{0, 0}, nccl.comm,
-                                                   volume.stream());
+    coalesce::volume_halo_exchange<float> exchange(
+        volume.view().block(0, 0, 0, s.extents[0], s.extents[1], s.extents[2]), volume_axis::z, s.halo,
+        coalesce::axis_neighbours{0, 0}, nccl.comm, volume.stream());
     CHECK(exchange.packs());
     exchange.exchange();
   }
-  check_volume(volume.to_vector(), wide, [&](std::array<std::size_t, 3> p) {
-    if (p[2] >= s.extents[2]) return -7.0f;
-    p[0] = wrapped_source(p[0], s.own, s.halo);
-    return value_at(p[0], p[1], p[2]);
-  }, "the single rank");
+  check_volume(
+      volume.to_vector(), wide,
+      [&](std::array<std::size_t, 3> p) {
+        if (p[2] >= s.extents[2]) return -7.0f;
+        p[0] = wrapped_source(p[0], s.own, s.halo);
+        return value_at(p[0], p[1], p[2]);
+      },
+      "the single rank");
 }
 
 TEST_CASE("volume_halo_exchange between two GPUs of one process, split along z (as it is) and along x (packed)") {
   COALESCE_REQUIRE_TWO_GPUS();
   communicators nccl;
-  for (const auto& s : {volume_shape(volume_axis::z, 12, 2, 0, 40, 70), volume_shape(volume_axis::x, 50, 3, 9, 40, 0)}) {
+  for (const auto& s :
+       {volume_shape(volume_axis::z, 12, 2, 0, 40, 70), volume_shape(volume_axis::x, 50, 3, 9, 40, 0)}) {
     std::vector<coalesce::pitched_volume<float>> blocks;
     for (int r = 0; r < ranks; ++r) {
       COALESCE_CUDA_CHECK(cudaSetDevice(r));
@@ -358,8 +372,9 @@ TEST_CASE("volume_halo_exchange between two GPUs of one process, split along z (
     }
     for (int r = 0; r < ranks; ++r) {
       COALESCE_CUDA_CHECK(cudaSetDevice(r));
-      check_volume(blocks[r].to_vector(), s, [&](std::array<std::size_t, 3> p) { return after_exchange_of_two(s, r, p); },
-                   "rank " + std::to_string(r));
+      check_volume(
+          blocks[r].to_vector(), s, [&](std::array<std::size_t, 3> p) { return after_exchange_of_two(s, r, p); },
+          "rank " + std::to_string(r));
     }
   }
 }
@@ -367,12 +382,13 @@ TEST_CASE("volume_halo_exchange between two GPUs of one process, split along z (
 TEST_CASE("a volume too thin along its split for its halos is refused before anything is allocated") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   coalesce::pitched_volume<float> thin(4, 10, 10);
-  CHECK_THROWS_AS(coalesce::volume_halo_exchange<float>(thin.view(), volume_axis::z, 2, coalesce::axis_neighbours{-1, 1},
-                                                        ncclComm_t{}, cudaStream_t{}),
+  CHECK_THROWS_AS(coalesce::volume_halo_exchange<float>(thin.view(), volume_axis::z, 2,
+                                                        coalesce::axis_neighbours{-1, 1}, ncclComm_t{}, cudaStream_t{}),
                   std::invalid_argument);
 }
 
-TEST_CASE("volume_halo_exchange's split phase: start on an exchange stream, finish on the work stream, which then reads the halos") {
+TEST_CASE(
+    "volume_halo_exchange's split phase: start on an exchange stream, finish on the work stream, which then reads the halos") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   single_rank nccl;
   cudaStream_t exchange_stream{}, work{};
@@ -383,21 +399,25 @@ TEST_CASE("volume_halo_exchange's split phase: start on an exchange stream, fini
     COALESCE_CUDA_CHECK(cudaStreamSynchronize(block.stream()));  // the exchange stream sees the layers it sends
     std::vector<float> got(s.size());
     {
-      coalesce::volume_halo_exchange<float> exchange(block.view(), s.axis, s.halo, coalesce::axis_neighbours{0, 0}, nccl.comm,
-                                                     exchange_stream);
+      coalesce::volume_halo_exchange<float> exchange(block.view(), s.axis, s.halo, coalesce::axis_neighbours{0, 0},
+                                                     nccl.comm, exchange_stream);
       exchange.start();
       exchange.finish(work);
       // Read back on the work stream: only finish() orders it after the exchange.
       const auto v = block.view();
       COALESCE_CUDA_CHECK(cudaMemcpy2DAsync(got.data(), v.width() * sizeof(float), v.data(), v.pitch_bytes(),
-                                            v.width() * sizeof(float), v.depth() * v.height(), cudaMemcpyDeviceToHost, work));
+                                            v.width() * sizeof(float), v.depth() * v.height(), cudaMemcpyDeviceToHost,
+                                            work));
       COALESCE_CUDA_CHECK(cudaStreamSynchronize(work));
     }  // the buffers go back to the pool on the exchange stream
     COALESCE_CUDA_CHECK(cudaStreamSynchronize(exchange_stream));
-    check_volume(got, s, [&](std::array<std::size_t, 3> p) {
-      p[std::size_t(s.axis)] = wrapped_source(s.along(p), s.own, s.halo);
-      return value_at(p[0], p[1], p[2]);
-    }, "the single rank");
+    check_volume(
+        got, s,
+        [&](std::array<std::size_t, 3> p) {
+          p[std::size_t(s.axis)] = wrapped_source(s.along(p), s.own, s.halo);
+          return value_at(p[0], p[1], p[2]);
+        },
+        "the single rank");
   }
   COALESCE_CUDA_CHECK(cudaStreamDestroy(exchange_stream));
   COALESCE_CUDA_CHECK(cudaStreamDestroy(work));
@@ -421,19 +441,22 @@ TEST_CASE("one rank: every halo exchange made while the program's error is pendi
   coalesce::row_halo_exchange<float> split_rows(rows_block.view(), halo, coalesce::row_neighbours{0, 0}, nccl.comm);
   const std::pair<const char*, std::function<void()>> calls[] = {
       {"exchange_row_halos",
-       [&] { coalesce::exchange_row_halos(rows_block.view(), halo, coalesce::row_neighbours{0, 0}, nccl.comm, rows_block.stream()); }},
+       [&] {
+         coalesce::exchange_row_halos(rows_block.view(), halo, coalesce::row_neighbours{0, 0}, nccl.comm,
+                                      rows_block.stream());
+       }},
       {"row_halo_exchange::start", [&] { split_rows.start(exchange_stream); }},
       {"row_halo_exchange::finish", [&] { split_rows.finish(rows_block.stream()); }},
       {"column_halo_exchange",
        [&] {
-         coalesce::column_halo_exchange<float> e(columns_block.view(), halo, coalesce::column_neighbours{0, 0}, nccl.comm,
-                                                 columns_block.stream());
+         coalesce::column_halo_exchange<float> e(columns_block.view(), halo, coalesce::column_neighbours{0, 0},
+                                                 nccl.comm, columns_block.stream());
          e.exchange();
        }},
       {"volume_halo_exchange along x (packed)",
        [&] {
-         coalesce::volume_halo_exchange<float> e(volume.view(), coalesce::volume_axis::x, halo, coalesce::axis_neighbours{0, 0},
-                                                 nccl.comm, volume.stream());
+         coalesce::volume_halo_exchange<float> e(volume.view(), coalesce::volume_axis::x, halo,
+                                                 coalesce::axis_neighbours{0, 0}, nccl.comm, volume.stream());
          e.exchange();
        }},
   };
@@ -450,7 +473,7 @@ TEST_CASE("one rank: every halo exchange made while the program's error is pendi
       CHECK(std::string(e.what()).find("an earlier CUDA call") != std::string::npos);
     }
     CHECK(cudaGetLastError() == users);  // still the program's to collect
-    call();                              // and the call works once it is collected
+    call();  // and the call works once it is collected
     ct::check_sync(name);
   }
 }

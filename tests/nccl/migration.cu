@@ -138,8 +138,9 @@ TEST_CASE("a migration's local half on 32 M particles, a tenth leaving: its time
   std::sort(local.begin(), local.end());
   std::sort(restore.begin(), restore.end());
   const double departed_bytes = double(departures.size()) * sizeof(Particle);
-  std::printf("\nmigration's local half, %zu particles, %zu leaving (%.1f MB): %.3f ms; copying every column once: %.3f ms\n",
-              n, departures.size(), departed_bytes / 1e6, local[3], restore[3]);
+  std::printf(
+      "\nmigration's local half, %zu particles, %zu leaving (%.1f MB): %.3f ms; copying every column once: %.3f ms\n",
+      n, departures.size(), departed_bytes / 1e6, local[3], restore[3]);
   CHECK(departures.size() == sent[1]);
   CHECK(v.size() == n - departures.size());
 }
@@ -217,11 +218,12 @@ TEST_CASE("particle_migration between two GPUs of one process: each rank ends wi
   for (int r = 0; r < ranks; ++r) {
     COALESCE_CUDA_CHECK(cudaSetDevice(r));
     const auto here = v[std::size_t(r)].to_vector();  // waits for the stream, so for the messages
-    INFO("rank " << r << ": " << migrations[std::size_t(r)].departed() << " left, " << migrations[std::size_t(r)].arrived()
-                 << " arrived");
+    INFO("rank " << r << ": " << migrations[std::size_t(r)].departed() << " left, "
+                 << migrations[std::size_t(r)].arrived() << " arrived");
     CHECK(migrations[std::size_t(r)].departed() > 0);
     CHECK(migrations[std::size_t(r)].arrived() == migrations[std::size_t(1 - r)].departed());
-    const auto elsewhere = std::count_if(here.begin(), here.end(), [&](const Particle& p) { return slab_of_x{ranks}(p) != r; });
+    const auto elsewhere =
+        std::count_if(here.begin(), here.end(), [&](const Particle& p) { return slab_of_x{ranks}(p) != r; });
     CHECK(elsewhere == 0);
     total += here.size();
     gathered.insert(gathered.end(), here.begin(), here.end());
@@ -245,7 +247,8 @@ struct slab_or_nowhere {
 
 }  // namespace
 
-TEST_CASE("migrate for a process with two GPUs: a bad destination on the second loses no particle, then every rank gets its half") {
+TEST_CASE(
+    "migrate for a process with two GPUs: a bad destination on the second loses no particle, then every rank gets its half") {
   COALESCE_REQUIRE_TWO_GPUS();
   constexpr int ranks = coalesce_test::two_ranks;
   communicators nccl;
@@ -286,7 +289,8 @@ TEST_CASE("migrate for a process with two GPUs: a bad destination on the second 
     everyone.insert(everyone.end(), start[std::size_t(r)].begin(), start[std::size_t(r)].end());
     COALESCE_CUDA_CHECK(cudaSetDevice(r));
     const auto here = v[std::size_t(r)].to_vector();
-    INFO("rank " << r << ": " << counts[std::size_t(r)].departed << " left, " << counts[std::size_t(r)].arrived << " arrived");
+    INFO("rank " << r << ": " << counts[std::size_t(r)].departed << " left, " << counts[std::size_t(r)].arrived
+                 << " arrived");
     CHECK(counts[std::size_t(r)].departed > 0);
     CHECK(counts[std::size_t(r)].arrived == counts[std::size_t(1 - r)].departed);
     CHECK(std::count_if(here.begin(), here.end(), [&](const Particle& p) { return slab_of_x{ranks}(p) != r; }) == 0);

@@ -16,8 +16,8 @@ namespace coalesce_test {
 inline constexpr int two_ranks = 2;
 
 // Skips the test case unless this process sees two usable GPUs.
-#define COALESCE_REQUIRE_TWO_GPUS()                                                                   \
-  do {                                                                                                \
+#define COALESCE_REQUIRE_TWO_GPUS()                                                                                 \
+  do {                                                                                                              \
     if (auto reason = coalesce::testing::gpus_unavailable_reason(coalesce_test::two_ranks)) COALESCE_SKIP(*reason); \
   } while (0)
 

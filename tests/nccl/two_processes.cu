@@ -169,8 +169,9 @@ std::string id_file_for(const std::string& name) {
     const char* tmp = std::getenv("TMPDIR");
     return std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/coalesce-nccl-id-" + safe + "." + name;
   }
-  throw std::runtime_error("no file to pass the NCCL id through: set COALESCE_NCCL_ID_FILE to a path every rank can read "
-                           "(mpirun -x COALESCE_NCCL_ID_FILE=/tmp/nccl-id for Open MPI, -genv for MPICH)");
+  throw std::runtime_error(
+      "no file to pass the NCCL id through: set COALESCE_NCCL_ID_FILE to a path every rank can read "
+      "(mpirun -x COALESCE_NCCL_ID_FILE=/tmp/nccl-id for Open MPI, -genv for MPICH)");
 }
 
 // Written whole under another name and renamed: a reader sees no file or the whole id.
@@ -197,9 +198,9 @@ ncclUniqueId await_id(const std::string& path, int rank) {
     if (in.read(id.internal, sizeof id.internal) && in.gcount() == std::streamsize(sizeof id.internal)) return id;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  throw std::runtime_error("rank " + std::to_string(rank) + ": no NCCL id in " + path + " after " +
-                           std::to_string(id_wait_limit.count()) +
-                           " s: rank 0 did not start, failed before writing it, or was given another COALESCE_NCCL_ID_FILE");
+  throw std::runtime_error(
+      "rank " + std::to_string(rank) + ": no NCCL id in " + path + " after " + std::to_string(id_wait_limit.count()) +
+      " s: rank 0 did not start, failed before writing it, or was given another COALESCE_NCCL_ID_FILE");
 }
 
 // For ranks that share one GPU, before this process's first NCCL call: a host id of its own, which
@@ -249,10 +250,8 @@ struct process_rank {
   ~process_rank() {
     // A failed REQUIRE or an exception may leave the other rank's messages unanswered: abort does
     // not wait for them, as destroy would.
-    if (std::uncaught_exceptions() > 0)
-      (void)ncclCommAbort(comm);
-    else
-      (void)ncclCommDestroy(comm);
+    if (std::uncaught_exceptions() > 0) (void)ncclCommAbort(comm);
+    else (void)ncclCommDestroy(comm);
   }
   process_rank(const process_rank&) = delete;
   process_rank& operator=(const process_rank&) = delete;
@@ -302,7 +301,8 @@ std::vector<std::string> child_environment(int rank, const std::string& id_file)
 }
 
 // Starts `executable filter` with `env`, its output (both streams) into `log`; returns its pid.
-pid_t spawn(const std::string& executable, const std::string& filter, std::vector<std::string> env, const std::string& log) {
+pid_t spawn(const std::string& executable, const std::string& filter, std::vector<std::string> env,
+            const std::string& log) {
   std::string program = executable, selection = filter;
   std::vector<char*> argv{program.data(), selection.data(), nullptr};
   std::vector<char*> envp;
@@ -365,7 +365,8 @@ void run_as_two_processes(const std::string& name) {
   for (int r = 0; r < ranks; ++r) {
     log[r] = cleanup.path / ("rank" + std::to_string(r) + ".log");
     try {
-      pid[r] = spawn(executable, "[" + name + "]", child_environment(r, (cleanup.path / "nccl-id").string()), log[r].string());
+      pid[r] = spawn(executable, "[" + name + "]", child_environment(r, (cleanup.path / "nccl-id").string()),
+                     log[r].string());
     } catch (const std::exception& e) {
       kill_the_running("(the other rank could not be started)");
       FAIL(e.what());
@@ -388,13 +389,12 @@ void run_as_two_processes(const std::string& name) {
       }
     }
     const auto failed = [&](int r) { return done[r] && !(WIFEXITED(status[r]) && WEXITSTATUS(status[r]) == 0); };
-    if (failed(0) || failed(1))
-      kill_the_running("after the other rank failed");
+    if (failed(0) || failed(1)) kill_the_running("after the other rank failed");
     else if (std::chrono::steady_clock::now() > deadline)
-      kill_the_running("after " + std::to_string(std::chrono::duration_cast<std::chrono::seconds>(case_time_limit).count()) +
+      kill_the_running("after " +
+                       std::to_string(std::chrono::duration_cast<std::chrono::seconds>(case_time_limit).count()) +
                        " s, still running");
-    else
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    else std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
 
   for (int r = 0; r < ranks; ++r) {
@@ -404,7 +404,8 @@ void run_as_two_processes(const std::string& name) {
     // asserted something.
     const std::size_t summary = output.find("All tests passed");
     INFO("rank " << r << " " << how[r] << (exited_0 && summary == std::string::npos ? " but passed no test case" : "")
-                 << "; it printed:\n" << output);
+                 << "; it printed:\n"
+                 << output);
     CHECK((exited_0 && summary != std::string::npos));
     // Its count of assertions, in other words than Catch's summary line: scripts/device-check.sh
     // reads the first such line as this executable's own.
@@ -419,17 +420,17 @@ void run_as_two_processes(const std::string& name) {
 // Opens each test case: in a rank process, skips unless this process has a GPU of its own (or
 // the ranks share one) and goes on as that rank; otherwise (no rank in the environment) it is the
 // launcher, which needs two GPUs (or one to share), runs the case as two processes and ends it.
-#define COALESCE_RANK_OR_LAUNCH(name)                                                              \
-  do {                                                                                             \
-    const auto coalesce_rank_environment_ = rank_from_environment();                               \
-    if (!coalesce_rank_environment_) {                                                             \
-      if (!ranks_share_one_gpu()) COALESCE_REQUIRE_TWO_GPUS();                                     \
-      if (auto coalesce_no_gpu_ = ct::gpu_unavailable_reason()) COALESCE_SKIP(*coalesce_no_gpu_);  \
-      run_as_two_processes(name);                                                                  \
-      return;                                                                                      \
-    }                                                                                              \
+#define COALESCE_RANK_OR_LAUNCH(name)                                                             \
+  do {                                                                                            \
+    const auto coalesce_rank_environment_ = rank_from_environment();                              \
+    if (!coalesce_rank_environment_) {                                                            \
+      if (!ranks_share_one_gpu()) COALESCE_REQUIRE_TWO_GPUS();                                    \
+      if (auto coalesce_no_gpu_ = ct::gpu_unavailable_reason()) COALESCE_SKIP(*coalesce_no_gpu_); \
+      run_as_two_processes(name);                                                                 \
+      return;                                                                                     \
+    }                                                                                             \
     if (auto coalesce_no_gpu_ = own_gpu_unavailable_reason(*coalesce_rank_environment_))          \
-      COALESCE_SKIP(*coalesce_no_gpu_);                                                            \
+      COALESCE_SKIP(*coalesce_no_gpu_);                                                           \
   } while (0)
 
 // --- halos -----------------------------------------------------------------------------------------
@@ -443,13 +444,15 @@ float value_at(std::size_t g, std::size_t c) { return float(g * 4096 + c); }
 // Every element of `got` (rows x cols, dense) against expected(i, c); one assertion, naming the
 // first element that differs (the launcher also checks that its children asserted something).
 template <class Expected>
-void check_elements(const std::vector<float>& got, std::size_t rows, std::size_t cols, const Expected& expected, int rank) {
+void check_elements(const std::vector<float>& got, std::size_t rows, std::size_t cols, const Expected& expected,
+                    int rank) {
   std::size_t wrong = 0;
   std::ostringstream first;
   for (std::size_t i = 0; i < rows; ++i)
     for (std::size_t c = 0; c < cols; ++c)
       if (got[i * cols + c] != expected(i, c)) {
-        if (wrong == 0) first << "row " << i << ", column " << c << ": " << got[i * cols + c] << ", expected " << expected(i, c);
+        if (wrong == 0)
+          first << "row " << i << ", column " << c << ": " << got[i * cols + c] << ", expected " << expected(i, c);
         ++wrong;
       }
   INFO("rank " << rank << ": " << wrong << " element(s) wrong; the first at " << first.str());
@@ -467,9 +470,10 @@ coalesce::pitched_matrix<float> row_block(int r, std::size_t own, std::size_t ha
 
 }  // namespace
 
-TEST_CASE("exchange_row_halos between two processes: each inner halo receives the other block's edge rows, the outer ones "
-          "stay as they were",
-          "[rows]") {
+TEST_CASE(
+    "exchange_row_halos between two processes: each inner halo receives the other block's edge rows, the outer ones "
+    "stay as they were",
+    "[rows]") {
   COALESCE_RANK_OR_LAUNCH("rows");
   process_rank self("rows");
   const int r = self.rank;
@@ -490,9 +494,10 @@ TEST_CASE("exchange_row_halos between two processes: each inner halo receives th
   check_elements(block.to_vector(), rows, cols, expected, r);
 }
 
-TEST_CASE("row_halo_exchange between two processes, periodic: started on an exchange stream, finished on the work stream, "
-          "which then reads the halos",
-          "[rows-split-phase]") {
+TEST_CASE(
+    "row_halo_exchange between two processes, periodic: started on an exchange stream, finished on the work stream, "
+    "which then reads the halos",
+    "[rows-split-phase]") {
   COALESCE_RANK_OR_LAUNCH("rows-split-phase");
   process_rank self("rows-split-phase");
   const int r = self.rank, other = 1 - r;
@@ -506,8 +511,9 @@ TEST_CASE("row_halo_exchange between two processes, periodic: started on an exch
   halos.finish(work.stream);
   std::vector<float> got(rows * cols);
   // Read back on the work stream: only finish() orders it after the exchange.
-  COALESCE_CUDA_CHECK(cudaMemcpy2DAsync(got.data(), cols * sizeof(float), block.view().data(), block.view().pitch_bytes(),
-                                        cols * sizeof(float), rows, cudaMemcpyDeviceToHost, work.stream));
+  COALESCE_CUDA_CHECK(cudaMemcpy2DAsync(got.data(), cols * sizeof(float), block.view().data(),
+                                        block.view().pitch_bytes(), cols * sizeof(float), rows, cudaMemcpyDeviceToHost,
+                                        work.stream));
   COALESCE_CUDA_CHECK(cudaStreamSynchronize(work.stream));
   COALESCE_CUDA_CHECK(cudaStreamSynchronize(exchange.stream));  // before the event and streams go
   const auto expected = [&](std::size_t i, std::size_t c) {
@@ -518,9 +524,10 @@ TEST_CASE("row_halo_exchange between two processes, periodic: started on an exch
   check_elements(got, rows, cols, expected, r);
 }
 
-TEST_CASE("column_halo_exchange between two processes: each inner halo receives the other block's edge columns, the outer "
-          "ones stay as they were",
-          "[columns]") {
+TEST_CASE(
+    "column_halo_exchange between two processes: each inner halo receives the other block's edge columns, the outer "
+    "ones stay as they were",
+    "[columns]") {
   COALESCE_RANK_OR_LAUNCH("columns");
   process_rank self("columns");
   const int r = self.rank;
@@ -565,7 +572,8 @@ TEST_CASE("a Jacobi solve split between two processes, each sweep computing the 
   COALESCE_RANK_OR_LAUNCH("jacobi-overlap");
   process_rank self("jacobi-overlap");
   const int r = self.rank;
-  const std::size_t own = 61, cols = 203, rows = 2 * own + 2;  // the plate: two blocks of own rows and its two edge rows
+  const std::size_t own = 61, cols = 203,
+                    rows = 2 * own + 2;  // the plate: two blocks of own rows and its two edge rows
   const int sweeps = 40;
   std::vector<float> plate(rows * cols);
   for (std::size_t g = 0; g < rows; ++g)
@@ -584,7 +592,7 @@ TEST_CASE("a Jacobi solve split between two processes, each sweep computing the 
   const std::vector<float> start(plate.begin() + std::ptrdiff_t(std::size_t(r) * own * cols),
                                  plate.begin() + std::ptrdiff_t((std::size_t(r) * own + own + 2) * cols));
   std::array<coalesce::pitched_matrix<float>, 2> block{coalesce::pitched_matrix<float>(start, own + 2, cols),
-                                                      coalesce::pitched_matrix<float>(start, own + 2, cols)};
+                                                       coalesce::pitched_matrix<float>(start, own + 2, cols)};
   owned_stream work, exchange_stream;
   cudaEvent_t swept{};
   COALESCE_CUDA_CHECK(cudaEventCreateWithFlags(&swept, cudaEventDisableTiming));
@@ -601,7 +609,8 @@ TEST_CASE("a Jacobi solve split between two processes, each sweep computing the 
     COALESCE_CUDA_CHECK(cudaStreamWaitEvent(exchange_stream.stream, swept, 0));
     halos[s % 2].start(exchange_stream.stream);
     // Rows 2 .. own - 1 need no halo: computed while the halo rows travel.
-    coalesce::stencil<1>(coalesce::interior, from.block(1, 0, own, cols), to.block(1, 0, own, cols), jacobi{}, work.stream);
+    coalesce::stencil<1>(coalesce::interior, from.block(1, 0, own, cols), to.block(1, 0, own, cols), jacobi{},
+                         work.stream);
     halos[s % 2].finish(work.stream);
     coalesce::stencil<1>(coalesce::interior, from.block(0, 0, 3, cols), to.block(0, 0, 3, cols), jacobi{}, work.stream);
     coalesce::stencil<1>(coalesce::interior, from.block(own - 1, 0, 3, cols), to.block(own - 1, 0, 3, cols), jacobi{},
@@ -612,10 +621,13 @@ TEST_CASE("a Jacobi solve split between two processes, each sweep computing the 
   COALESCE_CUDA_CHECK(cudaEventDestroy(swept));
   const std::vector<float> got = block[sweeps % 2].to_vector();
   // Own rows against the reference's; the halo rows are last sweep's inputs, not compared.
-  check_elements(got, own + 2, cols, [&](std::size_t i, std::size_t c) {
-    if (i == 0 || i == own + 1) return got[i * cols + c];
-    return reference[(std::size_t(r) * own + i) * cols + c];
-  }, r);
+  check_elements(
+      got, own + 2, cols,
+      [&](std::size_t i, std::size_t c) {
+        if (i == 0 || i == own + 1) return got[i * cols + c];
+        return reference[(std::size_t(r) * own + i) * cols + c];
+      },
+      r);
 }
 
 // --- volumes -------------------------------------------------------------------------------------
@@ -633,44 +645,48 @@ const volume_shape split_volumes[] = {volume_shape(volume_axis::z, 12, 2, 0, 40,
 
 }  // namespace
 
-TEST_CASE("volume_halo_exchange between two processes, split along z (as it is), y and x (packed): each inner halo receives "
-          "the other block's edge layers, the outer ones stay as they were",
-          "[volumes]") {
+TEST_CASE(
+    "volume_halo_exchange between two processes, split along z (as it is), y and x (packed): each inner halo receives "
+    "the other block's edge layers, the outer ones stay as they were",
+    "[volumes]") {
   COALESCE_RANK_OR_LAUNCH("volumes");
   process_rank self("volumes");
   const int r = self.rank;
   for (const auto& s : split_volumes) {
-    coalesce::pitched_volume<float> block(coalesce_test::volume_values(s, std::size_t(r) * s.own), s.extents[0], s.extents[1],
-                                          s.extents[2]);
+    coalesce::pitched_volume<float> block(coalesce_test::volume_values(s, std::size_t(r) * s.own), s.extents[0],
+                                          s.extents[1], s.extents[2]);
     // Rank 0 holds the first block along the axis, rank 1 the second; not periodic.
     const auto neighbours = r == 0 ? coalesce::axis_neighbours{-1, 1} : coalesce::axis_neighbours{0, -1};
     {
-      coalesce::volume_halo_exchange<float> exchange(block.view(), s.axis, s.halo, neighbours, self.comm, block.stream());
+      coalesce::volume_halo_exchange<float> exchange(block.view(), s.axis, s.halo, neighbours, self.comm,
+                                                     block.stream());
       CHECK(exchange.packs() == (s.axis != volume_axis::z));
       exchange.exchange();
     }
-    coalesce_test::check_volume(block.to_vector(), s,
-                                [&](std::array<std::size_t, 3> p) { return coalesce_test::after_exchange_of_two(s, r, p); },
-                                "rank " + std::to_string(r));
+    coalesce_test::check_volume(
+        block.to_vector(), s,
+        [&](std::array<std::size_t, 3> p) { return coalesce_test::after_exchange_of_two(s, r, p); },
+        "rank " + std::to_string(r));
   }
 }
 
-TEST_CASE("volume_halo_exchange between two processes, periodic, split along x: started on its own stream, finished on the "
-          "work stream, which then reads the halos",
-          "[volumes-split-phase]") {
+TEST_CASE(
+    "volume_halo_exchange between two processes, periodic, split along x: started on its own stream, finished on the "
+    "work stream, which then reads the halos",
+    "[volumes-split-phase]") {
   COALESCE_RANK_OR_LAUNCH("volumes-split-phase");
   process_rank self("volumes-split-phase");
   const int r = self.rank, other = 1 - r;
   const volume_shape s(volume_axis::x, 40, 2, 6, 17, 0);
-  coalesce::pitched_volume<float> block(coalesce_test::volume_values(s, std::size_t(r) * s.own), s.extents[0], s.extents[1],
-                                        s.extents[2]);
+  coalesce::pitched_volume<float> block(coalesce_test::volume_values(s, std::size_t(r) * s.own), s.extents[0],
+                                        s.extents[1], s.extents[2]);
   owned_stream exchange_stream, work;
   COALESCE_CUDA_CHECK(cudaStreamSynchronize(block.stream()));  // the exchange stream sees the layers it sends
   std::vector<float> got(s.size());
   {
     // Periodic: the other rank is the neighbour before and after.
-    coalesce::volume_halo_exchange<float> exchange(block.view(), s.axis, s.halo, coalesce::axis_neighbours{other, other},
-                                                   self.comm, exchange_stream.stream);
+    coalesce::volume_halo_exchange<float> exchange(
+        block.view(), s.axis, s.halo, coalesce::axis_neighbours{other, other}, self.comm, exchange_stream.stream);
     exchange.start();
     exchange.finish(work.stream);
     // Read back on the work stream: only finish() orders it after the exchange.
@@ -681,14 +697,17 @@ TEST_CASE("volume_halo_exchange between two processes, periodic, split along x: 
     COALESCE_CUDA_CHECK(cudaStreamSynchronize(work.stream));
   }  // the buffers go back to the pool on the exchange stream
   COALESCE_CUDA_CHECK(cudaStreamSynchronize(exchange_stream.stream));
-  coalesce_test::check_volume(got, s, [&](std::array<std::size_t, 3> p) {
+  coalesce_test::check_volume(
+      got, s,
+      [&](std::array<std::size_t, 3> p) {
     // The halo before the own columns holds the other block's last columns, the halo after them its first.
-    const std::size_t x = p[2];
-    std::size_t global = std::size_t(r) * s.own + x - s.halo;                              // own
-    if (x < s.halo) global = std::size_t(other) * s.own + s.own - s.halo + x;              // before
-    else if (x >= s.halo + s.own) global = std::size_t(other) * s.own + x - s.halo - s.own;  // after
-    return coalesce_test::value_at(p[0], p[1], global);
-  }, "rank " + std::to_string(r));
+        const std::size_t x = p[2];
+        std::size_t global = std::size_t(r) * s.own + x - s.halo;                              // own
+        if (x < s.halo) global = std::size_t(other) * s.own + s.own - s.halo + x;              // before
+        else if (x >= s.halo + s.own) global = std::size_t(other) * s.own + x - s.halo - s.own;  // after
+        return coalesce_test::value_at(p[0], p[1], global);
+      },
+      "rank " + std::to_string(r));
 }
 
 // --- migration -------------------------------------------------------------------------------------
@@ -741,9 +760,10 @@ std::vector<std::uint64_t> ids_after(int r) {
 
 }  // namespace
 
-TEST_CASE("migrate between two processes: each ends with exactly the particles bound for it, every column intact, and the "
-          "total kept",
-          "[migrate]") {
+TEST_CASE(
+    "migrate between two processes: each ends with exactly the particles bound for it, every column intact, and the "
+    "total kept",
+    "[migrate]") {
   COALESCE_RANK_OR_LAUNCH("migrate");
   process_rank self("migrate");
   const int r = self.rank, other = 1 - r;
@@ -760,10 +780,11 @@ TEST_CASE("migrate between two processes: each ends with exactly the particles b
   const std::array<unsigned long long, 3> mine{moved.departed, moved.arrived, got.size()};
   std::array<unsigned long long, 3 * ranks> everyone{};
   ct::device_buffer<unsigned long long> mine_on_device(mine.size()), everyone_on_device(everyone.size());
-  COALESCE_CUDA_CHECK(cudaMemcpyAsync(mine_on_device.data(), mine.data(), sizeof mine, cudaMemcpyHostToDevice, v.stream()));
-  coalesce::throw_on_nccl_error(
-      ncclAllGather(mine_on_device.data(), everyone_on_device.data(), mine.size(), ncclUint64, self.comm, v.stream()),
-      "ncclAllGather");
+  COALESCE_CUDA_CHECK(
+      cudaMemcpyAsync(mine_on_device.data(), mine.data(), sizeof mine, cudaMemcpyHostToDevice, v.stream()));
+  coalesce::throw_on_nccl_error(ncclAllGather(mine_on_device.data(), everyone_on_device.data(), mine.size(), ncclUint64,
+                                              self.comm, v.stream()),
+                                "ncclAllGather");
   COALESCE_CUDA_CHECK(
       cudaMemcpyAsync(everyone.data(), everyone_on_device.data(), sizeof everyone, cudaMemcpyDeviceToHost, v.stream()));
   COALESCE_CUDA_CHECK(cudaStreamSynchronize(v.stream()));
@@ -788,8 +809,8 @@ TEST_CASE("migrate between two processes: each ends with exactly the particles b
     const bool every_id_expected = wrong.first == ids.end();
     std::ostringstream first;
     if (!every_id_expected)
-      first << "rank " << r << ", sorted position " << (wrong.first - ids.begin()) << ": id " << *wrong.first << ", expected "
-            << *wrong.second;
+      first << "rank " << r << ", sorted position " << (wrong.first - ids.begin()) << ": id " << *wrong.first
+            << ", expected " << *wrong.second;
     INFO(first.str());
     CHECK(every_id_expected);
   }
@@ -798,8 +819,8 @@ TEST_CASE("migrate between two processes: each ends with exactly the particles b
     const bool every_particle_intact = torn == got.end();
     std::ostringstream first;
     if (!every_particle_intact)
-      first << "rank " << r << ": particle " << torn->id << " has x " << torn->x << ", weight " << torn->weight << ", kind "
-            << torn->kind << ", not its own";
+      first << "rank " << r << ": particle " << torn->id << " has x " << torn->x << ", weight " << torn->weight
+            << ", kind " << torn->kind << ", not its own";
     INFO(first.str());
     CHECK(every_particle_intact);
   }
@@ -821,7 +842,8 @@ struct stage_destination {
 
 }  // namespace
 
-TEST_CASE("migrate between two processes at the edges: nothing moves, a rank empties, an empty rank receives", "[migrate-edges]") {
+TEST_CASE("migrate between two processes at the edges: nothing moves, a rank empties, an empty rank receives",
+          "[migrate-edges]") {
   COALESCE_RANK_OR_LAUNCH("migrate-edges");
   process_rank self("migrate-edges");
   const int r = self.rank;

@@ -20,7 +20,9 @@ using coalesce::volume_axis;
 // exact in a float below 160 planes, so a misplaced element shows.
 inline float value_at(std::size_t z, std::size_t y, std::size_t x) { return float(z * 100000 + y * 1000 + x); }
 
-inline const char* name_of(volume_axis axis) { return axis == volume_axis::z ? "z" : axis == volume_axis::y ? "y" : "x"; }
+inline const char* name_of(volume_axis axis) {
+  return axis == volume_axis::z ? "z" : axis == volume_axis::y ? "y" : "x";
+}
 
 // A block's shape: `own` layers along `axis` plus `halo` either side, `others` along the other two.
 struct volume_shape {
@@ -39,7 +41,8 @@ struct volume_shape {
   void for_each(F f) const {
     for (std::size_t z = 0; z < extents[0]; ++z)
       for (std::size_t y = 0; y < extents[1]; ++y)
-        for (std::size_t x = 0; x < extents[2]; ++x) f(std::array<std::size_t, 3>{z, y, x}, (z * extents[1] + y) * extents[2] + x);
+        for (std::size_t x = 0; x < extents[2]; ++x)
+          f(std::array<std::size_t, 3>{z, y, x}, (z * extents[1] + y) * extents[2] + x);
   }
 };
 
@@ -77,7 +80,8 @@ inline float after_exchange_of_two(const volume_shape& s, int r, std::array<std:
 // Every element of `got` against expected(p); `who` says whose block. One assertion, naming the
 // first element that differs.
 template <class Expected>
-void check_volume(const std::vector<float>& got, const volume_shape& s, const Expected& expected, const std::string& who) {
+void check_volume(const std::vector<float>& got, const volume_shape& s, const Expected& expected,
+                  const std::string& who) {
   std::size_t wrong = 0;
   std::ostringstream first;
   s.for_each([&](std::array<std::size_t, 3> p, std::size_t i) {
@@ -85,7 +89,8 @@ void check_volume(const std::vector<float>& got, const volume_shape& s, const Ex
     if (wrong++ == 0)
       first << "element (" << p[0] << ", " << p[1] << ", " << p[2] << "): " << got[i] << ", expected " << expected(p);
   });
-  INFO(who << ", split along " << name_of(s.axis) << ": " << wrong << " element(s) wrong; the first at " << first.str());
+  INFO(who << ", split along " << name_of(s.axis) << ": " << wrong << " element(s) wrong; the first at "
+           << first.str());
   CHECK(wrong == 0);
 }
 

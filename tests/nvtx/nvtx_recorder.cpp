@@ -35,8 +35,7 @@ std::string message_of(const nvtxEventAttributes_t* attributes) {
   if (attributes == nullptr) return "(no attributes)";
   switch (attributes->messageType) {
     case NVTX_MESSAGE_TYPE_ASCII: return attributes->message.ascii;
-    case NVTX_MESSAGE_TYPE_REGISTERED:
-      return *reinterpret_cast<const std::string*>(attributes->message.registered);
+    case NVTX_MESSAGE_TYPE_REGISTERED: return *reinterpret_cast<const std::string*>(attributes->message.registered);
     default: return "(message of type " + std::to_string(attributes->messageType) + ")";
   }
 }

@@ -2,14 +2,16 @@
 // of structs for columns, keep the kernel"), moved by coalesce::for_each with a __device__ lambda
 // and checked on the host. No nvcc flags of its own: linking coalesce::coalesce brings
 // --extended-lambda. run_consumer.cmake copies it into each consumer project as main.cu.
-#include <coalesce/soa.hpp>
 #include <coalesce/algorithm.hpp>
+#include <coalesce/soa.hpp>
 
 #include <cstddef>
 #include <cstdio>
 #include <vector>
 
-struct Particle { float x, y, z, vx, vy, vz; };
+struct Particle {
+  float x, y, z, vx, vy, vz;
+};
 COALESCE_FIELDS(Particle, x, y, z, vx, vy, vz);
 
 int main() {

@@ -87,17 +87,17 @@ inline void launch_each(const std::vector<candidate>& candidates) {
 // Ends the test case before its counter and timing measurements when they cannot be taken (see
 // the top of this file): on small problems, passed with a note; without counter access,
 // skipped (a failure with COALESCE_REQUIRE_GPU).
-#define COALESCE_REQUIRE_COUNTERS(profiler)                                                              \
-  do {                                                                                                   \
-    COALESCE_REQUIRE_TIMING();                                                                           \
+#define COALESCE_REQUIRE_COUNTERS(profiler)                                                                           \
+  do {                                                                                                                \
+    COALESCE_REQUIRE_TIMING();                                                                                        \
     if (!(profiler).available()) COALESCE_SKIP("hardware counters unavailable: " + *(profiler).unavailable_reason()); \
   } while (0)
 
 // Ends the test case before its timings on small problems (quick scope, sanitizers), passed with a note.
-#define COALESCE_REQUIRE_TIMING()                                                                        \
-  do {                                                                                                   \
-    if (::coalesce::testing::small_problems()) {                                                         \
-      ::coalesce_test::record_unmeasured();                                                              \
-      return;                                                                                            \
-    }                                                                                                    \
+#define COALESCE_REQUIRE_TIMING()                \
+  do {                                           \
+    if (::coalesce::testing::small_problems()) { \
+      ::coalesce_test::record_unmeasured();      \
+      return;                                    \
+    }                                            \
   } while (0)

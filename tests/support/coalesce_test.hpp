@@ -40,11 +40,11 @@ bool skips_are_failures();
 
 }  // namespace coalesce_test
 
-#define COALESCE_SKIP(reason)                                                      \
-  do {                                                                             \
-    const std::string coalesce_skip_reason_ = (reason);                            \
+#define COALESCE_SKIP(reason)                                                                               \
+  do {                                                                                                      \
+    const std::string coalesce_skip_reason_ = (reason);                                                     \
     if (::coalesce_test::skips_are_failures()) FAIL("required but unavailable: " << coalesce_skip_reason_); \
-    ::coalesce_test::record_skip(coalesce_skip_reason_);                           \
-    WARN("skipped: " << coalesce_skip_reason_);                                    \
-    return;                                                                        \
+    ::coalesce_test::record_skip(coalesce_skip_reason_);                                                    \
+    WARN("skipped: " << coalesce_skip_reason_);                                                             \
+    return;                                                                                                 \
   } while (0)

@@ -225,7 +225,8 @@ __global__ void __launch_bounds__(block_threads)
 // One float4 per thread over whole rows, padding included (the matrix owns it): every warp reads
 // whole 128-byte lines, and only vectors of elements are stored.
 __global__ void __launch_bounds__(block_threads)
-    reflect_whole_rows_float4(float4* __restrict__ data, std::size_t rows, std::size_t pitch4, unsigned element_vectors) {
+    reflect_whole_rows_float4(float4* __restrict__ data, std::size_t rows, std::size_t pitch4,
+                              unsigned element_vectors) {
   const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
   if (i >= rows * pitch4) return;
   const float4 v = data[i];
@@ -278,7 +279,8 @@ struct join_particle {
 struct join_tuple {
   template <class Tuple>
   __device__ Particle operator()(const Tuple& t) const {
-    return {thrust::get<0>(t), thrust::get<1>(t), thrust::get<2>(t), thrust::get<3>(t), thrust::get<4>(t), thrust::get<5>(t)};
+    return {thrust::get<0>(t), thrust::get<1>(t), thrust::get<2>(t),
+            thrust::get<3>(t), thrust::get<4>(t), thrust::get<5>(t)};
   }
 };
 
@@ -301,8 +303,8 @@ __global__ void join_one_per_thread(const float* x, const float* y, const float*
 // One float4 per thread over whole rows (both matrices own their padding): whole 128-byte lines
 // are read, and the vectors that hold elements are stored.
 __global__ void __launch_bounds__(block_threads)
-    copy_whole_rows_float4(const float4* __restrict__ in, float4* __restrict__ out, std::size_t rows, std::size_t pitch4,
-                           unsigned element_vectors) {
+    copy_whole_rows_float4(const float4* __restrict__ in, float4* __restrict__ out, std::size_t rows,
+                           std::size_t pitch4, unsigned element_vectors) {
   const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
   if (i >= rows * pitch4) return;
   const float4 v = in[i];
@@ -333,39 +335,33 @@ std::vector<candidate> particle_update(const particle_columns& p, float dt) {
   const float *vx = p.vx, *vy = p.vy, *vz = p.vz;
   const std::size_t n = p.n;
   return {
-      {"hand-written, one element per thread",
-       coalesce::testing::row_role::competitor,
+      {"hand-written, one element per thread", coalesce::testing::row_role::competitor,
        [=](cudaStream_t s) { drift_one_per_thread<<<blocks_for(n), block_threads, 0, s>>>(p, dt); }},
-      {"hand-written, float4 chunk per thread, restrict",
-       coalesce::testing::row_role::competitor,
+      {"hand-written, float4 chunk per thread, restrict", coalesce::testing::row_role::competitor,
        [=](cudaStream_t s) {
          drift_float4<<<blocks_for(n / 4), block_threads, 0, s>>>(
              reinterpret_cast<float4*>(x), reinterpret_cast<float4*>(y), reinterpret_cast<float4*>(z),
              reinterpret_cast<const float4*>(vx), reinterpret_cast<const float4*>(vy),
              reinterpret_cast<const float4*>(vz), n / 4, dt);
        }},
-      {"thrust::transform, zip of 6 into 3, par_nosync",
-       coalesce::testing::row_role::competitor,
+      {"thrust::transform, zip of 6 into 3, par_nosync", coalesce::testing::row_role::competitor,
        [=](cudaStream_t s) {
          const auto in = thrust::make_zip_iterator(x, y, z, vx, vy, vz);
          thrust::transform(thrust::cuda::par_nosync.on(s), in, in + n, thrust::make_zip_iterator(x, y, z),
                            drifted_position{dt});
        }},
-      {"thrust::for_each, zip in place, par_nosync",
-       coalesce::testing::row_role::competitor,
+      {"thrust::for_each, zip in place, par_nosync", coalesce::testing::row_role::competitor,
        [=](cudaStream_t s) {
          const auto zip = thrust::make_zip_iterator(x, y, z, vx, vy, vz);
          thrust::for_each(thrust::cuda::par_nosync.on(s), zip, zip + n, drift_tuple{dt});
        }},
-      {"cub::DeviceTransform, one call per column",
-       coalesce::testing::row_role::competitor,
+      {"cub::DeviceTransform, one call per column", coalesce::testing::row_role::competitor,
        [=](cudaStream_t s) {
          check_cub(cub::DeviceTransform::Transform(cuda::std::make_tuple(x, vx), x, n, drift_column{dt}, s), "cub x");
          check_cub(cub::DeviceTransform::Transform(cuda::std::make_tuple(y, vy), y, n, drift_column{dt}, s), "cub y");
          check_cub(cub::DeviceTransform::Transform(cuda::std::make_tuple(z, vz), z, n, drift_column{dt}, s), "cub z");
        }},
-      {"cub::DeviceTransform, 6 inputs into a zip of 3",
-       coalesce::testing::row_role::competitor,
+      {"cub::DeviceTransform, 6 inputs into a zip of 3", coalesce::testing::row_role::competitor,
        [=](cudaStream_t s) {
          check_cub(cub::DeviceTransform::Transform(cuda::std::make_tuple(x, y, z, vx, vy, vz),
                                                    thrust::make_zip_iterator(x, y, z), n, drift_six{dt}, s),
@@ -388,7 +384,9 @@ std::vector<candidate> column_in_place(float* x, std::size_t n) {
       {"thrust::transform in place, par_nosync", row_role::competitor,
        [=](cudaStream_t s) { thrust::transform(thrust::cuda::par_nosync.on(s), x, x + n, x, reflect{}); }},
       {"cub::DeviceTransform in place", row_role::competitor,
-       [=](cudaStream_t s) { check_cub(cub::DeviceTransform::Transform(x, x, n, reflect{}, s), "cub::DeviceTransform"); }},
+       [=](cudaStream_t s) {
+         check_cub(cub::DeviceTransform::Transform(x, x, n, reflect{}, s), "cub::DeviceTransform");
+       }},
   };
 }
 
@@ -407,7 +405,9 @@ std::vector<candidate> column_into_another(const float* x, float* y, std::size_t
       {"thrust::transform, par_nosync", row_role::competitor,
        [=](cudaStream_t s) { thrust::transform(thrust::cuda::par_nosync.on(s), x, x + n, y, reflect{}); }},
       {"cub::DeviceTransform", row_role::competitor,
-       [=](cudaStream_t s) { check_cub(cub::DeviceTransform::Transform(x, y, n, reflect{}, s), "cub::DeviceTransform"); }},
+       [=](cudaStream_t s) {
+         check_cub(cub::DeviceTransform::Transform(x, y, n, reflect{}, s), "cub::DeviceTransform");
+       }},
   };
 }
 
@@ -417,7 +417,9 @@ std::vector<candidate> mixed_update(const mixed_columns& m) {
   const auto n = m.n;
   return {
       {"hand-written, one element per thread, restrict", row_role::competitor,
-       [=](cudaStream_t s) { mix_one_per_thread<<<blocks_for(n), block_threads, 0, s>>>(m.a, m.b, m.c, m.d, m.e, m.f, m.g, m.h, n); }},
+       [=](cudaStream_t s) {
+         mix_one_per_thread<<<blocks_for(n), block_threads, 0, s>>>(m.a, m.b, m.c, m.d, m.e, m.f, m.g, m.h, n);
+       }},
       {"hand-written, 4 per thread, 16-byte vectors, restrict", row_role::competitor,
        [=](cudaStream_t s) {
          mix_vector4<<<blocks_for(n / 4), block_threads, 0, s>>>(
@@ -457,12 +459,13 @@ std::vector<candidate> pitched_in_place(coalesce::pitched_view<float> m) {
        }},
       {"hand-written float4 chunks of the elements", row_role::competitor,
        [=](cudaStream_t s) {
-         reflect_rows_float4<<<blocks_for(rows * (cols / 4)), block_threads, 0, s>>>(data, rows, unsigned(cols / 4), pitch4);
+         reflect_rows_float4<<<blocks_for(rows * (cols / 4)), block_threads, 0, s>>>(data, rows, unsigned(cols / 4),
+                                                                                     pitch4);
        }},
       {"hand-written float4 over whole rows, elements stored", row_role::competitor,
        [=](cudaStream_t s) {
          reflect_whole_rows_float4<<<blocks_for(rows * pitch4), block_threads, 0, s>>>(data, rows, pitch4,
-                                                                                        unsigned(cols / 4));
+                                                                                       unsigned(cols / 4));
        }},
       {"cub::DeviceTransform over the whole allocation", row_role::competitor,
        [=](cudaStream_t s) {
@@ -483,7 +486,9 @@ std::vector<candidate> structs_in_place(Particle* p, std::size_t n, float dt) {
       {"thrust::for_each(Particle*), par_nosync", row_role::competitor,
        [=](cudaStream_t s) { thrust::for_each(thrust::cuda::par_nosync.on(s), p, p + n, drift_struct{dt}); }},
       {"cub::DeviceTransform(Particle*) in place", row_role::competitor,
-       [=](cudaStream_t s) { check_cub(cub::DeviceTransform::Transform(p, p, n, drifted_struct{dt}, s), "cub::DeviceTransform"); }},
+       [=](cudaStream_t s) {
+         check_cub(cub::DeviceTransform::Transform(p, p, n, drifted_struct{dt}, s), "cub::DeviceTransform");
+       }},
   };
 }
 
@@ -491,7 +496,9 @@ std::vector<candidate> aos_to_soa(const Particle* in, writable_particle_columns 
   using coalesce::testing::row_role;
   return {
       {"hand-written, one struct per thread", row_role::competitor,
-       [=](cudaStream_t s) { split_one_per_thread<<<blocks_for(n), block_threads, 0, s>>>(in, c.x, c.y, c.z, c.vx, c.vy, c.vz, n); }},
+       [=](cudaStream_t s) {
+         split_one_per_thread<<<blocks_for(n), block_threads, 0, s>>>(in, c.x, c.y, c.z, c.vx, c.vy, c.vz, n);
+       }},
       {"thrust::transform into a zip of 6, par_nosync", row_role::competitor,
        [=](cudaStream_t s) {
          thrust::transform(thrust::cuda::par_nosync.on(s), in, in + n,
@@ -511,7 +518,9 @@ std::vector<candidate> soa_to_aos(const readable_particle_columns& c, Particle* 
   const std::size_t n = c.n;
   return {
       {"hand-written, one struct per thread", row_role::competitor,
-       [=](cudaStream_t s) { join_one_per_thread<<<blocks_for(n), block_threads, 0, s>>>(c.x, c.y, c.z, c.vx, c.vy, c.vz, out, n); }},
+       [=](cudaStream_t s) {
+         join_one_per_thread<<<blocks_for(n), block_threads, 0, s>>>(c.x, c.y, c.z, c.vx, c.vy, c.vz, out, n);
+       }},
       {"thrust::transform from a zip of 6, par_nosync", row_role::competitor,
        [=](cudaStream_t s) {
          const auto zip = thrust::make_zip_iterator(c.x, c.y, c.z, c.vx, c.vy, c.vz);
@@ -545,7 +554,8 @@ std::vector<candidate> pitched_copy(coalesce::pitched_view<const float> in, coal
        }},
       {"hand-written float4 over whole rows", row_role::competitor,
        [=](cudaStream_t s) {
-         copy_whole_rows_float4<<<blocks_for(rows * pitch4), block_threads, 0, s>>>(from, to, rows, pitch4, element_vectors);
+         copy_whole_rows_float4<<<blocks_for(rows * pitch4), block_threads, 0, s>>>(from, to, rows, pitch4,
+                                                                                    element_vectors);
        }},
   };
 }
@@ -556,8 +566,9 @@ candidate particle_update_on_structs(Particle* p, std::size_t n, float dt) {
 }
 
 candidate column_in_place_with_cub(float* x, std::size_t n, std::string name) {
-  return {std::move(name), coalesce::testing::row_role::context,
-          [=](cudaStream_t s) { check_cub(cub::DeviceTransform::Transform(x, x, n, reflect{}, s), "cub::DeviceTransform"); }};
+  return {std::move(name), coalesce::testing::row_role::context, [=](cudaStream_t s) {
+            check_cub(cub::DeviceTransform::Transform(x, x, n, reflect{}, s), "cub::DeviceTransform");
+          }};
 }
 
 std::vector<candidate> column_twice(const float* x, float* out, std::size_t n) {
@@ -570,7 +581,9 @@ std::vector<candidate> column_twice(const float* x, float* out, std::size_t n) {
                                                                   reinterpret_cast<float4*>(out), n / 4);
        }},
       {"cub::DeviceTransform on the x column", row_role::competitor,
-       [=](cudaStream_t s) { check_cub(cub::DeviceTransform::Transform(x, out, n, twice{}, s), "cub::DeviceTransform"); }},
+       [=](cudaStream_t s) {
+         check_cub(cub::DeviceTransform::Transform(x, out, n, twice{}, s), "cub::DeviceTransform");
+       }},
   };
 }
 
@@ -588,8 +601,8 @@ struct offsets_from {
 __device__ inline int clamped(long long i, long long n) { return int(i < 0 ? 0 : i >= n ? n - 1 : i); }
 
 template <class Shape>
-__global__ void __launch_bounds__(512)
-    stencil_one_per_thread(const float* __restrict__ in, float* __restrict__ out, int rows, int cols, std::size_t pitch) {
+__global__ void __launch_bounds__(512) stencil_one_per_thread(const float* __restrict__ in, float* __restrict__ out,
+                                                              int rows, int cols, std::size_t pitch) {
   constexpr int R = Shape::radius;
   const int c = int(blockIdx.x * blockDim.x + threadIdx.x);
   if (c >= cols) return;
@@ -606,8 +619,8 @@ __global__ void __launch_bounds__(512)
 }
 
 template <class Shape>
-__global__ void __launch_bounds__(256)
-    stencil_float4_chunks(const float* __restrict__ in, float* __restrict__ out, int rows, int cols, std::size_t pitch) {
+__global__ void __launch_bounds__(256) stencil_float4_chunks(const float* __restrict__ in, float* __restrict__ out,
+                                                             int rows, int cols, std::size_t pitch) {
   constexpr int R = Shape::radius;
   constexpr int width = 4 + 2 * R;
   const int vectors_per_row = cols / 4;
@@ -649,7 +662,8 @@ __global__ void __launch_bounds__(256)
   const int vector = int(blockIdx.x) * BX + int(threadIdx.x);
   if (vector >= vectors_per_row) return;
   const int c = vector * 4;
-  for (int r0 = (int(blockIdx.y) * int(blockDim.y) + int(threadIdx.y)) * K; r0 < rows; r0 += int(gridDim.y * blockDim.y) * K) {
+  for (int r0 = (int(blockIdx.y) * int(blockDim.y) + int(threadIdx.y)) * K; r0 < rows;
+       r0 += int(gridDim.y * blockDim.y) * K) {
     float v[K + 2 * R][width];
 #pragma unroll
     for (int i = 0; i < K + 2 * R; ++i) {
@@ -716,7 +730,8 @@ __global__ void __launch_bounds__(256)
     const int c = first_col + int(threadIdx.x);
     for (int k = int(threadIdx.y); k < tile_rows; k += int(blockDim.y)) {
       const int r = first_row + k;
-      if (r < rows && c < cols) out[std::size_t(r) * pitch + c] = Shape{}(offsets_from{&tile[R + k][4 + threadIdx.x], tile_stride});
+      if (r < rows && c < cols)
+        out[std::size_t(r) * pitch + c] = Shape{}(offsets_from{&tile[R + k][4 + threadIdx.x], tile_stride});
     }
     __syncthreads();
   }
@@ -733,7 +748,8 @@ std::vector<candidate> stencil_competitors(coalesce::pitched_view<const float> i
     throw std::invalid_argument("stencil competitors: in and out need one shape and one pitch");
   require_float4("stencil competitors", in.cols(), from, to);
   if (in.pitch_bytes() % 16 != 0) throw std::invalid_argument("stencil competitors: rows must be 16-byte aligned");
-  const dim3 tiles(unsigned((cols + tile_cols - 1) / tile_cols), unsigned(std::min((rows + tile_rows - 1) / tile_rows, 65535)));
+  const dim3 tiles(unsigned((cols + tile_cols - 1) / tile_cols),
+                   unsigned(std::min((rows + tile_rows - 1) / tile_rows, 65535)));
   const dim3 walk(unsigned((cols + 127) / 128), unsigned(std::min((rows + 3) / 4, 65535)));
   const auto bands_grid = [=](int across, int rows_per_thread) {
     const int bands = (rows + rows_per_thread - 1) / rows_per_thread, down = 256 / across;
@@ -744,7 +760,8 @@ std::vector<candidate> stencil_competitors(coalesce::pitched_view<const float> i
        [=](cudaStream_t s) { stencil_shared_tile<Shape><<<tiles, dim3(128, 2), 0, s>>>(from, to, rows, cols, pitch); }},
       {"hand-written float4 chunks (stencil_float4_chunks)", row_role::competitor,
        [=](cudaStream_t s) {
-         stencil_float4_chunks<Shape><<<blocks_for(std::size_t(rows) * (cols / 4)), block_threads, 0, s>>>(from, to, rows, cols, pitch);
+         stencil_float4_chunks<Shape>
+             <<<blocks_for(std::size_t(rows) * (cols / 4)), block_threads, 0, s>>>(from, to, rows, cols, pitch);
        }},
       {"hand-written float4 bands, 64 x 4 blocks, 2 rows a thread", row_role::competitor,
        [=](cudaStream_t s) {
@@ -755,7 +772,9 @@ std::vector<candidate> stencil_competitors(coalesce::pitched_view<const float> i
          stencil_float4_bands<Shape, 4, 32><<<bands_grid(32, 4), dim3(32, 8), 0, s>>>(from, to, rows, cols, pitch);
        }},
       {"hand-written one element per thread", row_role::competitor,
-       [=](cudaStream_t s) { stencil_one_per_thread<Shape><<<walk, dim3(128, 4), 0, s>>>(from, to, rows, cols, pitch); }},
+       [=](cudaStream_t s) {
+         stencil_one_per_thread<Shape><<<walk, dim3(128, 4), 0, s>>>(from, to, rows, cols, pitch);
+       }},
   };
 }
 
@@ -772,8 +791,9 @@ struct volume_offsets_from {
 };
 
 template <class Shape>
-__global__ void __launch_bounds__(512) volume_stencil_one_per_thread(const float* __restrict__ in, float* __restrict__ out, int depth,
-                                                                     int rows, int cols, std::size_t pitch, std::size_t slice) {
+__global__ void __launch_bounds__(512)
+    volume_stencil_one_per_thread(const float* __restrict__ in, float* __restrict__ out, int depth, int rows, int cols,
+                                  std::size_t pitch, std::size_t slice) {
   constexpr int R = Shape::radius, W = 2 * R + 1;
   const int x = int(blockIdx.x * blockDim.x + threadIdx.x);
   if (x >= cols) return;
@@ -784,7 +804,8 @@ __global__ void __launch_bounds__(512) volume_stencil_one_per_thread(const float
     for (int dz = -R; dz <= R; ++dz)
 #pragma unroll
       for (int dy = -R; dy <= R; ++dy) {
-        const float* row = in + std::size_t(clamped(z + dz, depth)) * slice + std::size_t(clamped(y + dy, rows)) * pitch;
+        const float* row =
+            in + std::size_t(clamped(z + dz, depth)) * slice + std::size_t(clamped(y + dy, rows)) * pitch;
 #pragma unroll
         for (int dx = -R; dx <= R; ++dx) v[R + dz][R + dy][R + dx] = __ldg(row + clamped(x + dx, cols));
       }
@@ -795,8 +816,9 @@ __global__ void __launch_bounds__(512) volume_stencil_one_per_thread(const float
 // A float4 of outputs in each of K consecutive planes per thread, blocks BX vectors across and
 // 256 / BX rows down; the loads f never reads are dead code. widths % 4 == 0.
 template <class Shape, int K, int BX>
-__global__ void __launch_bounds__(256) volume_stencil_float4_slabs(const float* __restrict__ in, float* __restrict__ out, int depth,
-                                                                   int rows, int cols, std::size_t pitch, std::size_t slice) {
+__global__ void __launch_bounds__(256)
+    volume_stencil_float4_slabs(const float* __restrict__ in, float* __restrict__ out, int depth, int rows, int cols,
+                                std::size_t pitch, std::size_t slice) {
   constexpr int R = Shape::radius, W = 4 + 2 * R, H = 2 * R + 1;
   const int vector = int(blockIdx.x) * BX + int(threadIdx.x);
   const int y = int(blockIdx.y * blockDim.y + threadIdx.y);
@@ -808,7 +830,8 @@ __global__ void __launch_bounds__(256) volume_stencil_float4_slabs(const float* 
     for (int i = 0; i < K + 2 * R; ++i)
 #pragma unroll
       for (int dy = -R; dy <= R; ++dy) {
-        const float* row = in + std::size_t(clamped(z0 - R + i, depth)) * slice + std::size_t(clamped(y + dy, rows)) * pitch;
+        const float* row =
+            in + std::size_t(clamped(z0 - R + i, depth)) * slice + std::size_t(clamped(y + dy, rows)) * pitch;
         const float4 mid = __ldg(reinterpret_cast<const float4*>(row + c));
         v[i][R + dy][R] = mid.x;
         v[i][R + dy][R + 1] = mid.y;
@@ -852,8 +875,9 @@ struct queue_offsets {
 constexpr int queue_planes_per_block = 32;
 
 template <class Shape, int BX>
-__global__ void __launch_bounds__(256) volume_stencil_float4_queue(const float* __restrict__ in, float* __restrict__ out, int depth,
-                                                                   int rows, int cols, std::size_t pitch, std::size_t slice) {
+__global__ void __launch_bounds__(256)
+    volume_stencil_float4_queue(const float* __restrict__ in, float* __restrict__ out, int depth, int rows, int cols,
+                                std::size_t pitch, std::size_t slice) {
   constexpr int R = Shape::radius, W = 4 + 2 * R, H = 2 * R + 1;
   const int vector = int(blockIdx.x) * BX + int(threadIdx.x);
   const int y = int(blockIdx.y * blockDim.y + threadIdx.y);
@@ -909,8 +933,9 @@ __global__ void __launch_bounds__(256) volume_stencil_float4_queue(const float* 
 // and every thread reads its plane neighbours from the tile. Threads past the volume's edge load
 // what the clamp gives and store nothing. widths % 4 == 0.
 template <class Shape, int BX, int BY>
-__global__ void __launch_bounds__(BX* BY) volume_stencil_shared_queue(const float* __restrict__ in, float* __restrict__ out, int depth,
-                                                                      int rows, int cols, std::size_t pitch, std::size_t slice) {
+__global__ void __launch_bounds__(BX* BY)
+    volume_stencil_shared_queue(const float* __restrict__ in, float* __restrict__ out, int depth, int rows, int cols,
+                                std::size_t pitch, std::size_t slice) {
   constexpr int R = Shape::radius, W = 4 + 2 * R, H = 2 * R + 1, tile_width = 4 * BX + 2 * R;
   __shared__ float tile[BY + 2 * R][tile_width];
   const int tx = int(threadIdx.x), ty = int(threadIdx.y);
@@ -984,7 +1009,8 @@ std::vector<candidate> volume_stencil_competitors(coalesce::pitched_volume_view<
   if (in.pitch_bytes() % 16 != 0 || in.slice_pitch_bytes() % 16 != 0)
     throw std::invalid_argument("volume stencil competitors: rows must be 16-byte aligned");
   constexpr int K = Shape::radius == 1 ? 2 : 1;
-  const dim3 slabs(unsigned((cols / 4 + 63) / 64), unsigned((rows + 3) / 4), unsigned(std::min((depth + K - 1) / K, 65535)));
+  const dim3 slabs(unsigned((cols / 4 + 63) / 64), unsigned((rows + 3) / 4),
+                   unsigned(std::min((depth + K - 1) / K, 65535)));
   const dim3 walk(unsigned((cols + 127) / 128), unsigned(std::min((depth * rows + 3) / 4, 65535)));
   const dim3 queue(unsigned((cols / 4 + 63) / 64), unsigned((rows + 3) / 4),
                    unsigned((depth + queue_planes_per_block - 1) / queue_planes_per_block));
@@ -993,15 +1019,18 @@ std::vector<candidate> volume_stencil_competitors(coalesce::pitched_volume_view<
   return {
       {"hand-written float4 slabs, 64 x 4 blocks, " + std::to_string(K) + " planes a thread", row_role::competitor,
        [=](cudaStream_t s) {
-         volume_stencil_float4_slabs<Shape, K, 64><<<slabs, dim3(64, 4), 0, s>>>(from, to, depth, rows, cols, pitch, slice);
+         volume_stencil_float4_slabs<Shape, K, 64>
+             <<<slabs, dim3(64, 4), 0, s>>>(from, to, depth, rows, cols, pitch, slice);
        }},
       {"hand-written 2.5D, a register queue along z, 64 x 4 blocks, 32 planes a block", row_role::competitor,
        [=](cudaStream_t s) {
-         volume_stencil_float4_queue<Shape, 64><<<queue, dim3(64, 4), 0, s>>>(from, to, depth, rows, cols, pitch, slice);
+         volume_stencil_float4_queue<Shape, 64>
+             <<<queue, dim3(64, 4), 0, s>>>(from, to, depth, rows, cols, pitch, slice);
        }},
       {"hand-written 2.5D, the plane in shared memory, 32 x 8 blocks, 32 planes a block", row_role::competitor,
        [=](cudaStream_t s) {
-         volume_stencil_shared_queue<Shape, 32, 8><<<shared, dim3(32, 8), 0, s>>>(from, to, depth, rows, cols, pitch, slice);
+         volume_stencil_shared_queue<Shape, 32, 8>
+             <<<shared, dim3(32, 8), 0, s>>>(from, to, depth, rows, cols, pitch, slice);
        }},
       {"hand-written one element per thread", row_role::competitor,
        [=](cudaStream_t s) {

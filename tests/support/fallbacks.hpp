@@ -140,7 +140,9 @@ static_assert(sizeof(Quad) == 16 && alignof(Quad) == 4 && sizeof(AlignedQuad) ==
 
 struct quad_sum {
   template <class Q>
-  __device__ float operator()(const Q& q) const { return (q.a + q.b) + (q.c + q.d); }
+  __device__ float operator()(const Q& q) const {
+    return (q.a + q.b) + (q.c + q.d);
+  }
 };
 struct quad_halve {
   template <class Q>
@@ -241,10 +243,10 @@ struct offset_array_of_structs {
   // Before an AoS -> SoA copy: the initial particles at `structs` (the two placements overlap:
   // each case prepares before it runs), every column poisoned.
   void prepare_to_soa(Particle* structs) {
-    coalesce::throw_on_error(cudaMemcpy(structs, initial.data(), n * sizeof(Particle), cudaMemcpyHostToDevice), "upload");
+    coalesce::throw_on_error(cudaMemcpy(structs, initial.data(), n * sizeof(Particle), cudaMemcpyHostToDevice),
+                             "upload");
     const auto columns = soa.view().columns();
-    for (void* column : columns)
-      coalesce::throw_on_error(cudaMemset(column, 0xFF, n * sizeof(float)), "poison");
+    for (void* column : columns) coalesce::throw_on_error(cudaMemset(column, 0xFF, n * sizeof(float)), "poison");
   }
   // Before an SoA -> AoS copy: the initial particles in the columns, the structs poisoned.
   void prepare_to_aos() {

@@ -21,11 +21,11 @@ using many_field_type = std::conditional_t<
         K % 8 == 1, float,
         std::conditional_t<
             K % 8 == 2, std::int32_t,
-            std::conditional_t<K % 8 == 3, std::uint64_t,
-                               std::conditional_t<K % 8 == 4, std::int16_t,
-                                                  std::conditional_t<K % 8 == 5, std::uint8_t,
-                                                                     std::conditional_t<K % 8 == 6, std::int64_t,
-                                                                                        float>>>>>>>;
+            std::conditional_t<
+                K % 8 == 3, std::uint64_t,
+                std::conditional_t<K % 8 == 4, std::int16_t,
+                                   std::conditional_t<K % 8 == 5, std::uint8_t,
+                                                      std::conditional_t<K % 8 == 6, std::int64_t, float>>>>>>>;
 
 // The value field k of element i holds, (i % 400) * 64 + k in field k's type: the fields of one
 // element all differ (k < 64, so the 1-byte ones too), and every value is exact in every type of
@@ -51,16 +51,16 @@ COALESCE_HOST_DEVICE many_field_type<K> many_field_value(std::size_t i) {
   float p##7;
 #define COALESCE_TEST_EIGHT_NAMES(p) p##0, p##1, p##2, p##3, p##4, p##5, p##6, p##7
 #define COALESCE_TEST_SET_ONE(e, name, i, k) e.name = coalesce_test::many_field_value<k>(i);
-#define COALESCE_TEST_SET_EIGHT(e, p, i, group)      \
-  COALESCE_TEST_SET_ONE(e, p##0, i, group * 8 + 0)   \
-  COALESCE_TEST_SET_ONE(e, p##1, i, group * 8 + 1)   \
-  COALESCE_TEST_SET_ONE(e, p##2, i, group * 8 + 2)   \
-  COALESCE_TEST_SET_ONE(e, p##3, i, group * 8 + 3)   \
-  COALESCE_TEST_SET_ONE(e, p##4, i, group * 8 + 4)   \
-  COALESCE_TEST_SET_ONE(e, p##5, i, group * 8 + 5)   \
-  COALESCE_TEST_SET_ONE(e, p##6, i, group * 8 + 6)   \
+#define COALESCE_TEST_SET_EIGHT(e, p, i, group)    \
+  COALESCE_TEST_SET_ONE(e, p##0, i, group * 8 + 0) \
+  COALESCE_TEST_SET_ONE(e, p##1, i, group * 8 + 1) \
+  COALESCE_TEST_SET_ONE(e, p##2, i, group * 8 + 2) \
+  COALESCE_TEST_SET_ONE(e, p##3, i, group * 8 + 3) \
+  COALESCE_TEST_SET_ONE(e, p##4, i, group * 8 + 4) \
+  COALESCE_TEST_SET_ONE(e, p##5, i, group * 8 + 5) \
+  COALESCE_TEST_SET_ONE(e, p##6, i, group * 8 + 6) \
   COALESCE_TEST_SET_ONE(e, p##7, i, group * 8 + 7)
-#define COALESCE_TEST_SAME_EIGHT(a, b, p)                                                                  \
+#define COALESCE_TEST_SAME_EIGHT(a, b, p)                                                              \
   (a.p##0 == b.p##0 && a.p##1 == b.p##1 && a.p##2 == b.p##2 && a.p##3 == b.p##3 && a.p##4 == b.p##4 && \
    a.p##5 == b.p##5 && a.p##6 == b.p##6 && a.p##7 == b.p##7)
 

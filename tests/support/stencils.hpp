@@ -47,7 +47,8 @@ struct seven_point {
   static constexpr int radius = 1;
   template <class N>
   __host__ __device__ float operator()(const N& n) const {
-    return 0.125f * (n(0, 0, 0) + n(0, 0, 0) + n(-1, 0, 0) + n(1, 0, 0) + n(0, -1, 0) + n(0, 1, 0) + n(0, 0, -1) + n(0, 0, 1));
+    return 0.125f *
+           (n(0, 0, 0) + n(0, 0, 0) + n(-1, 0, 0) + n(1, 0, 0) + n(0, -1, 0) + n(0, 1, 0) + n(0, 0, -1) + n(0, 0, 1));
   }
 };
 
@@ -56,9 +57,12 @@ struct twenty_five_point {
   template <class N>
   __host__ __device__ float operator()(const N& n) const {
     // Written out: offsets known at compile time keep the neighbourhood in registers.
-    const float z = n(-4, 0, 0) + n(-3, 0, 0) + n(-2, 0, 0) + n(-1, 0, 0) + n(1, 0, 0) + n(2, 0, 0) + n(3, 0, 0) + n(4, 0, 0);
-    const float y = n(0, -4, 0) + n(0, -3, 0) + n(0, -2, 0) + n(0, -1, 0) + n(0, 1, 0) + n(0, 2, 0) + n(0, 3, 0) + n(0, 4, 0);
-    const float x = n(0, 0, -4) + n(0, 0, -3) + n(0, 0, -2) + n(0, 0, -1) + n(0, 0, 1) + n(0, 0, 2) + n(0, 0, 3) + n(0, 0, 4);
+    const float z =
+        n(-4, 0, 0) + n(-3, 0, 0) + n(-2, 0, 0) + n(-1, 0, 0) + n(1, 0, 0) + n(2, 0, 0) + n(3, 0, 0) + n(4, 0, 0);
+    const float y =
+        n(0, -4, 0) + n(0, -3, 0) + n(0, -2, 0) + n(0, -1, 0) + n(0, 1, 0) + n(0, 2, 0) + n(0, 3, 0) + n(0, 4, 0);
+    const float x =
+        n(0, 0, -4) + n(0, 0, -3) + n(0, 0, -2) + n(0, 0, -1) + n(0, 0, 1) + n(0, 0, 2) + n(0, 0, 3) + n(0, 0, 4);
     return 0.03125f * (n(0, 0, 0) + z + y + x);
   }
 };
@@ -78,8 +82,7 @@ struct dense_neighbourhood {
       if constexpr (std::is_same_v<Policy, coalesce::clamp_t> || std::is_same_v<Policy, coalesce::periodic_t> ||
                     std::is_same_v<Policy, coalesce::interior_t>)
         return T{};  // not reached: only constant gives -1
-      else
-        return static_cast<T>(policy.value);
+      else return static_cast<T>(policy.value);
     }
     return values[i * cols + j];
   }
@@ -119,8 +122,7 @@ struct dense_volume_neighbourhood {
       if constexpr (std::is_same_v<Policy, coalesce::clamp_t> || std::is_same_v<Policy, coalesce::periodic_t> ||
                     std::is_same_v<Policy, coalesce::interior_t>)
         return T{};  // not reached: only constant gives -1
-      else
-        return static_cast<T>(policy.value);
+      else return static_cast<T>(policy.value);
     }
     return values[(k * rows + i) * cols + j];
   }

@@ -64,18 +64,17 @@ int main(int argc, char* argv[]) {
     std::printf("NOT MEASURED: %d test case(s) ran their kernels on small problems and stopped before timings and "
                 "counters (%s)\n",
                 unmeasured_cases,
-                std::getenv("COALESCE_SANITIZER") != nullptr ? "compute-sanitizer"
-                                                             : "COALESCE_TEST_FULL=1, as the full preset sets, measures them");
+                std::getenv("COALESCE_SANITIZER") != nullptr
+                    ? "compute-sanitizer"
+                    : "COALESCE_TEST_FULL=1, as the full preset sets, measures them");
   if (result == 0 && !skip_reasons().empty()) {
     // One line, which the summary after ctest's (cmake/CoalesceSkipReasons.cmake) quotes: each
     // reason once, in order, with how many cases gave it.
     std::vector<std::pair<std::string, int>> distinct;
     for (const auto& r : skip_reasons()) {
       auto same = std::find_if(distinct.begin(), distinct.end(), [&](const auto& d) { return d.first == r; });
-      if (same == distinct.end())
-        distinct.emplace_back(r, 1);
-      else
-        ++same->second;
+      if (same == distinct.end()) distinct.emplace_back(r, 1);
+      else ++same->second;
     }
     std::printf("SKIPPED: %zu test case(s) could not run here:", skip_reasons().size());
     const char* separator = " ";

@@ -18,31 +18,34 @@ namespace coalesce::detail {
 // COALESCE_FIELDS, since CUDA names their fields x, y, z, w.
 template <class Q, class V, std::size_t N = count_fields<V>()>
 struct vector_reference;
-#define COALESCE_DETAIL_VECTOR_REFERENCE(N, Members, ...)                                                   \
-  template <class Q, class V>                                                                               \
-  struct vector_reference<Q, V, N> : struct_reference_base<vector_reference<Q, V, N>, Q> {                  \
-    COALESCE_DETAIL_UNPAREN(Members)                                                                        \
-    template <class Source>                                                                                 \
-    COALESCE_HOST_DEVICE explicit vector_reference(const Source& at) : __VA_ARGS__ {}                       \
-    vector_reference(const vector_reference&) = default;                                                    \
-    COALESCE_HOST_DEVICE const vector_reference& operator=(const V& v) const {                              \
-      this->assign(v);                                                                                      \
-      return *this;                                                                                         \
-    }                                                                                                       \
-    COALESCE_HOST_DEVICE const vector_reference& operator=(const vector_reference& other) const {           \
-      this->assign(static_cast<V>(other));                                                                  \
-      return *this;                                                                                         \
-    }                                                                                                       \
+#define COALESCE_DETAIL_VECTOR_REFERENCE(N, Members, ...)                                         \
+  template <class Q, class V>                                                                     \
+  struct vector_reference<Q, V, N> : struct_reference_base<vector_reference<Q, V, N>, Q> {        \
+    COALESCE_DETAIL_UNPAREN(Members)                                                              \
+    template <class Source>                                                                       \
+    COALESCE_HOST_DEVICE explicit vector_reference(const Source& at) : __VA_ARGS__ {}             \
+    vector_reference(const vector_reference&) = default;                                          \
+    COALESCE_HOST_DEVICE const vector_reference& operator=(const V& v) const {                    \
+      this->assign(v);                                                                            \
+      return *this;                                                                               \
+    }                                                                                             \
+    COALESCE_HOST_DEVICE const vector_reference& operator=(const vector_reference& other) const { \
+      this->assign(static_cast<V>(other));                                                        \
+      return *this;                                                                               \
+    }                                                                                             \
   };
 #define COALESCE_DETAIL_COMPONENT(name) leaf_reference_t<Q, decltype(V::name)> name;
 #define COALESCE_DETAIL_FROM(name, index) name(at.template leaf<index>())
 COALESCE_DETAIL_VECTOR_REFERENCE(1, (COALESCE_DETAIL_COMPONENT(x)), COALESCE_DETAIL_FROM(x, 0))
 COALESCE_DETAIL_VECTOR_REFERENCE(2, (COALESCE_DETAIL_COMPONENT(x) COALESCE_DETAIL_COMPONENT(y)),
                                  COALESCE_DETAIL_FROM(x, 0), COALESCE_DETAIL_FROM(y, 1))
-COALESCE_DETAIL_VECTOR_REFERENCE(3, (COALESCE_DETAIL_COMPONENT(x) COALESCE_DETAIL_COMPONENT(y) COALESCE_DETAIL_COMPONENT(z)),
+COALESCE_DETAIL_VECTOR_REFERENCE(3,
+                                 (COALESCE_DETAIL_COMPONENT(x) COALESCE_DETAIL_COMPONENT(y)
+                                      COALESCE_DETAIL_COMPONENT(z)),
                                  COALESCE_DETAIL_FROM(x, 0), COALESCE_DETAIL_FROM(y, 1), COALESCE_DETAIL_FROM(z, 2))
-COALESCE_DETAIL_VECTOR_REFERENCE(4, (COALESCE_DETAIL_COMPONENT(x) COALESCE_DETAIL_COMPONENT(y) COALESCE_DETAIL_COMPONENT(z)
-                                         COALESCE_DETAIL_COMPONENT(w)),
+COALESCE_DETAIL_VECTOR_REFERENCE(4,
+                                 (COALESCE_DETAIL_COMPONENT(x) COALESCE_DETAIL_COMPONENT(y) COALESCE_DETAIL_COMPONENT(z)
+                                      COALESCE_DETAIL_COMPONENT(w)),
                                  COALESCE_DETAIL_FROM(x, 0), COALESCE_DETAIL_FROM(y, 1), COALESCE_DETAIL_FROM(z, 2),
                                  COALESCE_DETAIL_FROM(w, 3))
 #undef COALESCE_DETAIL_FROM
@@ -61,7 +64,8 @@ class array_reference : public array_reference_tag {
   static constexpr std::size_t element_leaves = leaf_count_of<element>();
 
  public:
-  COALESCE_HOST_DEVICE array_reference(leaf* first, std::ptrdiff_t stride_bytes) : first_(first), stride_(stride_bytes) {}
+  COALESCE_HOST_DEVICE array_reference(leaf* first, std::ptrdiff_t stride_bytes)
+      : first_(first), stride_(stride_bytes) {}
 
   COALESCE_HOST_DEVICE static constexpr std::size_t size() noexcept { return std::extent_v<F>; }
   // Element k. Precondition: k < size() (checked under COALESCE_DEBUG).
@@ -86,8 +90,7 @@ class array_reference : public array_reference_tag {
 // The proxy of a struct whose one field is an array, as std::array and cuda::std::array are:
 // view[i].pos[k] as for a C array, and the struct's value as a whole.
 template <class Q>
-class array_struct_reference : public soa_reference_tag,
-                               public array_reference<Q, wrapped_array_t<element_of_t<Q>>> {
+class array_struct_reference : public soa_reference_tag, public array_reference<Q, wrapped_array_t<element_of_t<Q>>> {
   using elements = array_reference<Q, wrapped_array_t<element_of_t<Q>>>;
 
  public:

@@ -55,9 +55,8 @@ auto view_of(Argument& argument) {
 template <class Container, class F>
 void for_each_in_container(Container& container, const F& f, cudaStream_t stream) {
   constexpr bool device = container_on_device<Container>();
-  static_assert(device,
-                "coalesce::for_each: the container is in host_space, whose memory the GPU cannot read; copy it "
-                "into a device container (assign_async or copy_from_async from a pinned one) and pass that");
+  static_assert(device, "coalesce::for_each: the container is in host_space, whose memory the GPU cannot read; copy it "
+                        "into a device container (assign_async or copy_from_async from a pinned one) and pass that");
   if constexpr (device) coalesce::for_each(container.view(), f, stream);
 }
 

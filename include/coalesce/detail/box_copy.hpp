@@ -43,20 +43,19 @@ __global__ void __launch_bounds__(box_copy_threads) box_copy_kernel(box_and_buff
   const box_and_buffer<T>& job = blockIdx.y == 0 ? first : second;
   const Index width = Index(job.box.width()), height = Index(job.box.height());
   const Index total = Index(job.box.depth()) * height * width;
-  for (Index i = Index(blockIdx.x) * box_copy_threads + threadIdx.x; i < total; i += Index(gridDim.x) * box_copy_threads) {
+  for (Index i = Index(blockIdx.x) * box_copy_threads + threadIdx.x; i < total;
+       i += Index(gridDim.x) * box_copy_threads) {
     const Index row = i / width, x = i - row * width;
     const Index z = row / height, y = row - z * height;
     T* element = job.box.row(z, y) + x;
-    if constexpr (Direction == box_direction::to_buffer)
-      job.buffer[i] = *element;
-    else
-      *element = job.buffer[i];
+    if constexpr (Direction == box_direction::to_buffer) job.buffer[i] = *element;
+    else *element = job.buffer[i];
   }
 }
 
 template <class T, class Index, box_direction Direction>
-void launch_box_copy(const box_and_buffer<T>& first, const box_and_buffer<T>& second, std::size_t most, cudaStream_t stream,
-                     const char* what) {
+void launch_box_copy(const box_and_buffer<T>& first, const box_and_buffer<T>& second, std::size_t most,
+                     cudaStream_t stream, const char* what) {
   throw_if_earlier_error(what);  // before one_wave_grid's device queries
   constexpr auto kernel = box_copy_kernel<T, Index, Direction>;
   const unsigned blocks = one_wave_grid<kernel>(box_copy_threads, (most + box_copy_threads - 1) / box_copy_threads);
@@ -67,14 +66,15 @@ void launch_box_copy(const box_and_buffer<T>& first, const box_and_buffer<T>& se
 // Copies the two boxes to (or from) their buffers in one launch on `stream`, with the current
 // device the one that holds them. Throws coalesce::cuda_error if the launch fails.
 template <box_direction Direction, class T>
-void copy_boxes(const box_and_buffer<T>& first, const box_and_buffer<T>& second, cudaStream_t stream, const char* what) {
-  static_assert(std::is_trivially_copyable_v<T>, "coalesce: halo elements are copied as they are: T must be trivially copyable");
+void copy_boxes(const box_and_buffer<T>& first, const box_and_buffer<T>& second, cudaStream_t stream,
+                const char* what) {
+  static_assert(std::is_trivially_copyable_v<T>,
+                "coalesce: halo elements are copied as they are: T must be trivially copyable");
   const std::size_t most = first.box.size() > second.box.size() ? first.box.size() : second.box.size();
   if (most == 0) return;
   if (most <= std::numeric_limits<std::uint32_t>::max() / 2)
     launch_box_copy<T, std::uint32_t, Direction>(first, second, most, stream, what);
-  else
-    launch_box_copy<T, std::size_t, Direction>(first, second, most, stream, what);
+  else launch_box_copy<T, std::size_t, Direction>(first, second, most, stream, what);
 }
 
 }  // namespace coalesce::detail

@@ -41,8 +41,7 @@ template <class DstSpace, class SrcSpace>
 constexpr cudaMemcpyKind copy_kind() {
   if constexpr (std::is_same_v<DstSpace, device_space>)
     return std::is_same_v<SrcSpace, device_space> ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice;
-  else
-    return std::is_same_v<SrcSpace, device_space> ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost;
+  else return std::is_same_v<SrcSpace, device_space> ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost;
 }
 
 // The largest pitch the runtime's 2D and 3D copies take (cudaDevAttrMaxPitch: 2^31 - 1 bytes on
@@ -81,8 +80,8 @@ void copy_rows(void* dst, std::size_t dst_pitch, const void* src, std::size_t sr
                      "cudaMemcpyAsync");
   } else {
     throw_if_earlier_error("coalesce's copy (cudaMemcpy2DAsync)");
-    throw_on_error(::cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, row_bytes, rows,
-                                       copy_kind<DstSpace, SrcSpace>(), stream),
+    throw_on_error(::cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, row_bytes, rows, copy_kind<DstSpace, SrcSpace>(),
+                                       stream),
                    "cudaMemcpy2DAsync");
   }
 }
@@ -121,8 +120,7 @@ void wait_for(cudaStream_t stream) {
   if constexpr (std::is_same_v<Space, device_space>) {
     throw_if_earlier_error("coalesce's wait (cudaStreamSynchronize)");
     throw_on_error(::cudaStreamSynchronize(stream), "cudaStreamSynchronize");
-  }
-  else (void)stream;
+  } else (void)stream;
 }
 
 }  // namespace coalesce::detail

@@ -111,7 +111,8 @@ class compaction {
     throw_if_earlier_error(what);
     const pool_resource pool(stream);
     // One count per tile and one more, zero, so that the exclusive scan's last entry is the total.
-    owned_bytes<pool_resource>(pool, (std::size_t(tiles_) + 1) * sizeof(std::size_t), allocation_alignment).swap(firsts_);
+    owned_bytes<pool_resource>(pool, (std::size_t(tiles_) + 1) * sizeof(std::size_t), allocation_alignment)
+        .swap(firsts_);
     auto* firsts = static_cast<std::size_t*>(firsts_.get());
     throw_on_error(::cudaMemsetAsync(firsts + tiles_, 0, sizeof(std::size_t), stream), what);
     count_kept_kernel<T, Keep><<<tiles_, compact_threads, 0, stream>>>(in, keep, firsts);
@@ -120,7 +121,8 @@ class compaction {
     std::size_t temp_bytes = 0;
     throw_on_error(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, firsts, std::size_t(tiles_) + 1, stream), what);
     const owned_bytes<pool_resource> temp(pool, temp_bytes, allocation_alignment);
-    throw_on_error(cub::DeviceScan::ExclusiveSum(temp.get(), temp_bytes, firsts, std::size_t(tiles_) + 1, stream), what);
+    throw_on_error(cub::DeviceScan::ExclusiveSum(temp.get(), temp_bytes, firsts, std::size_t(tiles_) + 1, stream),
+                   what);
     // The one wait: the host allocates the output by this count.
     throw_on_error(::cudaMemcpyAsync(&kept_, firsts + tiles_, sizeof kept_, cudaMemcpyDeviceToHost, stream), what);
     throw_on_error(::cudaStreamSynchronize(stream), what);
@@ -132,7 +134,8 @@ class compaction {
   void move_into(const soa_view<T>& out) const {
     if (kept_ == 0) return;
     throw_if_earlier_error(what_);
-    move_kept_kernel<T, Keep><<<tiles_, compact_threads, 0, stream_>>>(in_, keep_, static_cast<const std::size_t*>(firsts_.get()), out);
+    move_kept_kernel<T, Keep>
+        <<<tiles_, compact_threads, 0, stream_>>>(in_, keep_, static_cast<const std::size_t*>(firsts_.get()), out);
     throw_if_launch_failed(what_);
   }
 

@@ -29,14 +29,11 @@ enum class uncapturable {
 
 inline const char* uncapturable_reason(uncapturable what) noexcept {
   switch (what) {
-    case uncapturable::allocates:
-      return "it would allocate memory that the graph, not the container, owns";
+    case uncapturable::allocates: return "it would allocate memory that the graph, not the container, owns";
     case uncapturable::copies_pageable_memory:
       return "it copies pageable host memory, which CUDA stages synchronously and a graph cannot record";
-    case uncapturable::waits:
-      return "it waits for the stream, which a capture cannot do";
-    case uncapturable::frees:
-      return "it would release memory that the graph does not own, which a graph cannot record";
+    case uncapturable::waits: return "it waits for the stream, which a capture cannot do";
+    case uncapturable::frees: return "it would release memory that the graph does not own, which a graph cannot record";
   }
   return "";
 }

@@ -44,8 +44,8 @@ std::size_t pitched_allocation_bytes(std::size_t rows, std::size_t cols) {
 inline void check_same_size(std::size_t source_size, std::size_t size, const char* operation) {
   if (source_size != size)
     throw std::invalid_argument(std::string("coalesce::soa_vector::") + operation + ": the source has " +
-                                std::to_string(source_size) + " elements but the destination " +
-                                std::to_string(size) + "; resize first or construct a new vector");
+                                std::to_string(source_size) + " elements but the destination " + std::to_string(size) +
+                                "; resize first or construct a new vector");
 }
 
 inline std::string matrix_shape_text(std::size_t rows, std::size_t cols) {

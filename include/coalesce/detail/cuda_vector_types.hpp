@@ -19,7 +19,7 @@ struct is_cuda_vector_type : std::false_type {};
 
 #if COALESCE_HAS_CUDA_RUNTIME
 #  define COALESCE_DETAIL_CUDA_VECTOR_TYPE(V) \
-    template <>                              \
+    template <>                               \
     struct is_cuda_vector_type<V> : std::true_type {};
 #  define COALESCE_DETAIL_CUDA_VECTOR_TYPES(base) \
     COALESCE_DETAIL_CUDA_VECTOR_TYPE(base##1)     \

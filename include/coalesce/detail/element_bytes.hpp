@@ -18,7 +18,8 @@ namespace coalesce::detail {
 // each of its words. (A walk reads whole lines, padding included, but stores only elements.)
 template <class V>
 COALESCE_DEVICE COALESCE_FORCEINLINE void keep_loaded(const V& v) {
-  using word = std::conditional_t<sizeof(V) % 4 == 0, unsigned, std::conditional_t<sizeof(V) % 2 == 0, unsigned short, unsigned char>>;
+  using word = std::conditional_t<sizeof(V) % 4 == 0, unsigned,
+                                  std::conditional_t<sizeof(V) % 2 == 0, unsigned short, unsigned char>>;
   constexpr std::size_t words = sizeof(V) / sizeof(word);
   word w[words];
   std::memcpy(w, &v, sizeof(V));
@@ -37,7 +38,8 @@ COALESCE_DEVICE COALESCE_FORCEINLINE void keep_loaded(const V& v) {
 // enough to lose 20% to it on an H200).
 template <class F>
 COALESCE_DEVICE COALESCE_FORCEINLINE bool same_bits(const F& a, const F& b) {
-  using word = std::conditional_t<sizeof(F) % 4 == 0, unsigned, std::conditional_t<sizeof(F) % 2 == 0, unsigned short, unsigned char>>;
+  using word = std::conditional_t<sizeof(F) % 4 == 0, unsigned,
+                                  std::conditional_t<sizeof(F) % 2 == 0, unsigned short, unsigned char>>;
   constexpr std::size_t words = sizeof(F) / sizeof(word);
   word x[words], y[words];
   std::memcpy(x, &a, sizeof(F));
@@ -68,8 +70,7 @@ constexpr bool find_padding() {
   if constexpr (std::is_class_v<T> && std::is_aggregate_v<T> && !std::is_union_v<T>) {
     if constexpr (count_fields<T>() >= 1 && count_fields<T>() <= max_fields)
       return leaf_bytes<T>(std::make_index_sequence<leaf_count_v<T>>{}) < sizeof(T);
-    else
-      return false;
+    else return false;
   } else {
     return false;
   }
@@ -93,7 +94,8 @@ COALESCE_DEVICE COALESCE_FORCEINLINE void put_values(Image& image, const T (&val
   if constexpr (has_padding_v<T>) {
 #pragma unroll
     for (unsigned k = 0; k < N; ++k)
-      put_leaves(reinterpret_cast<unsigned char*>(&image) + k * sizeof(T), values[k], std::make_index_sequence<leaf_count_v<T>>{});
+      put_leaves(reinterpret_cast<unsigned char*>(&image) + k * sizeof(T), values[k],
+                 std::make_index_sequence<leaf_count_v<T>>{});
   } else {
     std::memcpy(&image, values, sizeof(values));
   }

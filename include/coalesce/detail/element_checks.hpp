@@ -59,7 +59,8 @@ constexpr bool check_soa_element() {
                   "related fields into structs of their own");
     static_assert(n > max_fields || std::is_copy_assignable_v<T>,
                   "coalesce::soa_vector<T>: T has a reference or const field; store values (or indices) instead");
-    static_assert(n > max_fields || !std::is_copy_assignable_v<T> || n >= 1, "coalesce::soa_vector<T>: T has no fields");
+    static_assert(n > max_fields || !std::is_copy_assignable_v<T> || n >= 1,
+                  "coalesce::soa_vector<T>: T has no fields");
     if constexpr (n >= 1 && n <= max_fields && std::is_copy_assignable_v<T>) {
       constexpr bool plain_fields = fields_fill_struct<T>();
       static_assert(plain_fields,
@@ -86,12 +87,12 @@ inline constexpr std::size_t field_count_v = count_fields<T>();
 // seldom constexpr), probe_object<T>. Host code only: nvcc warns of a host variable's address
 // taken in a __host__ __device__ function, even one only ever evaluated at compile time.
 template <class T, std::size_t I, class F>
-constexpr bool same_address(F T::*member, T& probe) {
+constexpr bool same_address(F T::* member, T& probe) {
   return static_cast<const void*>(&(probe.*member)) == static_cast<const void*>(&get_leaf<I>(tie_fields(probe)));
 }
 COALESCE_DETAIL_PROBES_BEGIN
 template <class T, std::size_t I, class F>
-constexpr bool is_field(F T::*member) {
+constexpr bool is_field(F T::* member) {
   if constexpr (!std::is_same_v<field_type_t<T, I>, std::remove_cv_t<F>>) {
     return false;
   } else if constexpr (std::is_trivially_copyable_v<T>) {
@@ -104,7 +105,7 @@ constexpr bool is_field(F T::*member) {
 COALESCE_DETAIL_PROBES_END
 
 template <class T, class F, std::size_t... I>
-constexpr std::size_t field_index(F T::*member, std::index_sequence<I...>) {
+constexpr std::size_t field_index(F T::* member, std::index_sequence<I...>) {
   std::size_t index = sizeof...(I);
   (void)((is_field<T, I>(member) ? (index = I, true) : false) || ...);  // stops at the first match
   return index;

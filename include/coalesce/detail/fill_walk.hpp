@@ -34,9 +34,8 @@ struct store_value {
 template <class View>
 constexpr bool fill_view_ok() {
   constexpr bool known = view_space<View>::known;
-  static_assert(known,
-                "coalesce::fill: the view must be a soa_view, a pitched_view, a pitched_volume_view or a "
-                "cuda::std::span of device memory, or a device soa_vector, pitched_matrix or pitched_volume");
+  static_assert(known, "coalesce::fill: the view must be a soa_view, a pitched_view, a pitched_volume_view or a "
+                       "cuda::std::span of device memory, or a device soa_vector, pitched_matrix or pitched_volume");
   if constexpr (known) {
     constexpr bool device = std::is_same_v<typename view_space<View>::type, device_space>;
     static_assert(device,

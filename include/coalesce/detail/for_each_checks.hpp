@@ -48,10 +48,9 @@ struct takes_a_copy_of<F, std::void_t<typename call_operator<decltype(&F::operat
 template <class F, class Element>
 COALESCE_HOST_DEVICE constexpr bool takes_element() {
   constexpr bool ok = std::is_invocable_v<const F&, Element>;
-  static_assert(ok,
-                "coalesce::for_each: f cannot take the element it is handed. A soa_view's element is a proxy whose "
-                "fields are references into the columns: declare f's parameter auto or auto&& (or "
-                "coalesce::soa_reference_t<T>), not T&. A span's or pitched_view's element is a T&.");
+  static_assert(ok, "coalesce::for_each: f cannot take the element it is handed. A soa_view's element is a proxy whose "
+                    "fields are references into the columns: declare f's parameter auto or auto&& (or "
+                    "coalesce::soa_reference_t<T>), not T&. A span's or pitched_view's element is a T&.");
   if constexpr (ok) {
     using value = decltype(coalesce::value(std::declval<Element>()));
     constexpr bool copy = takes_a_copy_of<F>::template loses_changes_to<value>;

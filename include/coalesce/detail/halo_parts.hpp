@@ -39,7 +39,8 @@ class halos_done_event {
  public:
   explicit halos_done_event(const char* what) {
     throw_if_earlier_error(what);
-    throw_on_error(::cudaEventCreateWithFlags(&event_, cudaEventDisableTiming), (std::string(what) + ": cudaEventCreate").c_str());
+    throw_on_error(::cudaEventCreateWithFlags(&event_, cudaEventDisableTiming),
+                   (std::string(what) + ": cudaEventCreate").c_str());
   }
   halos_done_event(halos_done_event&& other) noexcept : event_(std::exchange(other.event_, nullptr)) {}
   halos_done_event& operator=(halos_done_event&& other) noexcept {

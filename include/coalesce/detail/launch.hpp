@@ -67,7 +67,8 @@ int resident_blocks(int device, unsigned threads_per_block) {
   throw_on_error(::cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, Kernel, int(threads_per_block), 0),
                  "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
   if (blocks < 1) blocks = 1;
-  if (cacheable) cached[device].store(std::uint64_t(threads_per_block) << 32 | std::uint32_t(blocks), std::memory_order_relaxed);
+  if (cacheable)
+    cached[device].store(std::uint64_t(threads_per_block) << 32 | std::uint32_t(blocks), std::memory_order_relaxed);
   return blocks;
 }
 
@@ -78,7 +79,8 @@ int resident_blocks(int device, unsigned threads_per_block) {
 template <auto Kernel>
 unsigned one_wave_grid(unsigned threads_per_block, std::size_t blocks_wanted) {
   const int device = current_device();
-  const std::size_t wave = std::size_t(multiprocessor_count(device)) * std::size_t(resident_blocks<Kernel>(device, threads_per_block));
+  const std::size_t wave =
+      std::size_t(multiprocessor_count(device)) * std::size_t(resident_blocks<Kernel>(device, threads_per_block));
   const std::size_t grid = blocks_wanted < wave ? blocks_wanted : wave;
   return unsigned(grid > 0 ? grid : 1);
 }

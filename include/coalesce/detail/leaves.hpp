@@ -5,8 +5,8 @@
 // never include this header.
 #pragma once
 
-#include <coalesce/config.hpp>
 #include <coalesce/bitwise_copyable.hpp>
+#include <coalesce/config.hpp>
 #include <coalesce/detail/fields.hpp>
 
 #include <cstddef>

@@ -58,13 +58,21 @@ struct tracked_leaves<T, std::index_sequence<L...>> : tracked_slot<L, leaf_type_
 
  private:
   template <class F>
-  COALESCE_HOST_DEVICE static const F& held(const tracked_field<F>& f) { return f.held(); }
+  COALESCE_HOST_DEVICE static const F& held(const tracked_field<F>& f) {
+    return f.held();
+  }
   template <class F>
-  COALESCE_HOST_DEVICE static const F& held(const F& f) { return f; }
+  COALESCE_HOST_DEVICE static const F& held(const F& f) {
+    return f;
+  }
   template <class F>
-  COALESCE_HOST_DEVICE static bool was_overwritten(const tracked_field<F>& f) { return f.overwritten(); }
+  COALESCE_HOST_DEVICE static bool was_overwritten(const tracked_field<F>& f) {
+    return f.overwritten();
+  }
   template <class F>
-  COALESCE_HOST_DEVICE static bool was_overwritten(const F&) { return false; }
+  COALESCE_HOST_DEVICE static bool was_overwritten(const F&) {
+    return false;
+  }
 };
 template <class T>
 struct tracked_source {
@@ -117,7 +125,8 @@ template <class Source, class Byte, std::size_t... L>
 COALESCE_HOST_DEVICE void check_array_stride(const Source& at, Byte* first, std::ptrdiff_t stride,
                                              std::index_sequence<L...>) {
   (void)at, (void)first, (void)stride;
-  COALESCE_ASSERT(((reinterpret_cast<Byte*>(address_of(at.template leaf<L>())) == first + std::ptrdiff_t(L) * stride) && ...),
+  COALESCE_ASSERT(((reinterpret_cast<Byte*>(address_of(at.template leaf<L>())) == first + std::ptrdiff_t(L) * stride) &&
+                   ...),
                   "coalesce::soa_view: the columns of an array field must be equally far apart, as soa_vector lays "
                   "them out");
 }

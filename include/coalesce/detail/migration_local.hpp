@@ -41,7 +41,8 @@ struct bad_destination {
 
 // The rank destination gives the element at i, as an int.
 template <class T, class Destination>
-COALESCE_DEVICE COALESCE_FORCEINLINE int destination_of(const soa_view<const T>& in, std::size_t i, const Destination& destination) {
+COALESCE_DEVICE COALESCE_FORCEINLINE int destination_of(const soa_view<const T>& in, std::size_t i,
+                                                        const Destination& destination) {
   T v;
   load_element(in, i, v);  // the loads of fields destination never reads are dead code
   using result = decltype(destination(element_proxy(v)));
@@ -181,7 +182,8 @@ void pack_departures(soa_vector<T, device_space, Resource>& v, const Destination
     throw std::length_error(std::string(what) + ": " + std::to_string(n) + " particles and " + std::to_string(ranks) +
                             " ranks do not fit a 64-bit key");
 
-  const owned_bytes<pool_resource> small(pool, sizeof(bad_destination) + 3 * sizeof(unsigned long long), allocation_alignment);
+  const owned_bytes<pool_resource> small(pool, sizeof(bad_destination) + 3 * sizeof(unsigned long long),
+                                         allocation_alignment);
   auto* const bad = static_cast<bad_destination*>(small.get());
   auto* const leaving_count = reinterpret_cast<unsigned long long*>(bad + 1);
   auto* const selected = reinterpret_cast<Index*>(leaving_count + 1);  // [0]: the holes, [1]: the fillers
@@ -190,10 +192,10 @@ void pack_departures(soa_vector<T, device_space, Resource>& v, const Destination
   owned_bytes<pool_resource> leavers(pool, n * sizeof(unsigned long long), allocation_alignment);
   if (n > 0) {
     const std::size_t shared_bytes = ranks <= migration_shared_ranks ? std::size_t(ranks) * sizeof(unsigned) : 0;
-    classify_kernel<T, Destination><<<blocks_for(n, migration_threads * migration_items, what), migration_threads, shared_bytes,
-                                      stream>>>(
-        v.const_view(), destination, self, ranks, index_bits, static_cast<unsigned long long*>(leavers.get()), leaving_count,
-        send_counts, bad);
+    classify_kernel<T, Destination>
+        <<<blocks_for(n, migration_threads * migration_items, what), migration_threads, shared_bytes, stream>>>(
+            v.const_view(), destination, self, ranks, index_bits, static_cast<unsigned long long*>(leavers.get()),
+            leaving_count, send_counts, bad);
     throw_if_launch_failed(what);
   }
 
@@ -208,9 +210,10 @@ void pack_departures(soa_vector<T, device_space, Resource>& v, const Destination
   throw_on_error(::cudaMemcpyAsync(&m, leaving_count, sizeof m, cudaMemcpyDeviceToHost, stream), what);
   throw_on_error(::cudaStreamSynchronize(stream), "coalesce::migrate: waiting for the departure counts");
   if (bad_host.count != 0)
-    throw std::out_of_range(std::string(what) + ": destination returned rank " + std::to_string(bad_host.example) + " for " +
-                            std::to_string(bad_host.count) + " element(s); the communicator's ranks are 0 to " +
-                            std::to_string(ranks - 1) + " (nothing was moved)");
+    throw std::out_of_range(std::string(what) + ": destination returned rank " + std::to_string(bad_host.example) +
+                            " for " + std::to_string(bad_host.count) +
+                            " element(s); the communicator's ranks are 0 to " + std::to_string(ranks - 1) +
+                            " (nothing was moved)");
   sent.assign(counts.begin(), counts.end());
   departures.resize_for_overwrite(m);
   if (m == 0) return;
@@ -224,13 +227,15 @@ void pack_departures(soa_vector<T, device_space, Resource>& v, const Destination
   throw_on_error(cub::DeviceRadixSort::SortKeys(nullptr, sort_bytes, keys, sorted_keys, m, 0, key_bits, stream), what);
   {
     const owned_bytes<pool_resource> sort_temp(pool, sort_bytes, allocation_alignment);
-    throw_on_error(cub::DeviceRadixSort::SortKeys(sort_temp.get(), sort_bytes, keys, sorted_keys, m, 0, key_bits, stream),
+    throw_on_error(cub::DeviceRadixSort::SortKeys(sort_temp.get(), sort_bytes, keys, sorted_keys, m, 0, key_bits,
+                                                  stream),
                    "coalesce::migrate: cub::DeviceRadixSort::SortKeys");
   }
   // The departures' indices in that order (into the list the keys came from), then every column
   // gathered by them.
   auto* const departing = reinterpret_cast<Index*>(keys);
-  throw_on_error(cub::DeviceTransform::Transform(sorted_keys, departing, m, index_of_key<Index>{(1ull << index_bits) - 1}, stream),
+  throw_on_error(cub::DeviceTransform::Transform(sorted_keys, departing, m,
+                                                 index_of_key<Index>{(1ull << index_bits) - 1}, stream),
                  "coalesce::migrate: cub::DeviceTransform::Transform");
   launch_gather(v.const_view(), static_cast<const Index*>(departing), m, departures.view(), stream, what);
   const owned_bytes<pool_resource> lists(pool, 2 * m * sizeof(Index), allocation_alignment);
@@ -242,17 +247,21 @@ void pack_departures(soa_vector<T, device_space, Resource>& v, const Destination
   const thrust::counting_iterator<Index> above(kept);
   const stays<T, Destination> staying{v.const_view(), destination, self};
   std::size_t hole_bytes = 0, filler_bytes = 0;
-  throw_on_error(cub::DeviceSelect::If(nullptr, hole_bytes, departing, holes, selected, m, below<Index>{kept}, stream), what);
+  throw_on_error(cub::DeviceSelect::If(nullptr, hole_bytes, departing, holes, selected, m, below<Index>{kept}, stream),
+                 what);
   throw_on_error(cub::DeviceSelect::If(nullptr, filler_bytes, above, fillers, selected + 1, m, staying, stream), what);
   {
     const owned_bytes<pool_resource> select_temp(pool, std::max(hole_bytes, filler_bytes), allocation_alignment);
-    throw_on_error(cub::DeviceSelect::If(select_temp.get(), hole_bytes, departing, holes, selected, m, below<Index>{kept}, stream),
+    throw_on_error(cub::DeviceSelect::If(select_temp.get(), hole_bytes, departing, holes, selected, m,
+                                         below<Index>{kept}, stream),
                    "coalesce::migrate: cub::DeviceSelect::If");
-    throw_on_error(cub::DeviceSelect::If(select_temp.get(), filler_bytes, above, fillers, selected + 1, m, staying, stream),
+    throw_on_error(cub::DeviceSelect::If(select_temp.get(), filler_bytes, above, fillers, selected + 1, m, staying,
+                                         stream),
                    "coalesce::migrate: cub::DeviceSelect::If");
   }
   fill_holes_kernel<T, Index><<<blocks_for(m, migration_threads, what), migration_threads, 0, stream>>>(
-      v.view(), static_cast<const Index*>(holes), static_cast<const Index*>(fillers), static_cast<const Index*>(selected + 1));
+      v.view(), static_cast<const Index*>(holes), static_cast<const Index*>(fillers),
+      static_cast<const Index*>(selected + 1));
   throw_if_launch_failed("coalesce::migrate: the kernel that fills the departures' holes");
   v.resize_for_overwrite(n - m);  // smaller: nothing is reallocated
 }

@@ -67,7 +67,7 @@ class nvtx_range {
 
 // Opens the range `name` (a string literal: the public call, "coalesce::for_each") until the end
 // of the enclosing scope. At most one per scope.
-#  define COALESCE_DETAIL_NVTX_RANGE(name)                                                             \
+#  define COALESCE_DETAIL_NVTX_RANGE(name)                                                                      \
     static const ::nvtxEventAttributes_t coalesce_nvtx_attributes_ = ::coalesce::detail::nvtx_attributes(name); \
     const ::coalesce::detail::nvtx_range coalesce_nvtx_range_ { coalesce_nvtx_attributes_ }
 

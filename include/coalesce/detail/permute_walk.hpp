@@ -46,7 +46,8 @@ COALESCE_DEVICE COALESCE_FORCEINLINE void for_each_batch(std::size_t n, const Re
                                                          const Write& write) {
   using value = decltype(read(std::size_t{}, std::size_t{}));
   constexpr std::size_t round = std::size_t(gather_batch) * permute_threads;
-  for (std::size_t first = std::size_t(blockIdx.x) * round + threadIdx.x; first < n; first += std::size_t(gridDim.x) * round) {
+  for (std::size_t first = std::size_t(blockIdx.x) * round + threadIdx.x; first < n;
+       first += std::size_t(gridDim.x) * round) {
     std::size_t from[gather_batch];
 #pragma unroll
     for (unsigned k = 0; k < gather_batch; ++k) {
@@ -100,7 +101,7 @@ __global__ void __launch_bounds__(decide_threads)
   for (unsigned r = 0; r < per_thread; ++r) {
     const unsigned k = r * decide_threads + threadIdx.x;
     // The sample's position: k's multiple of the golden ratio, as a fraction of the pairs.
-    const std::size_t i = k >= samples     ? 0
+    const std::size_t i = k >= samples       ? 0
                           : samples == pairs ? k
                                              : std::size_t(__umul64hi((k + 1ull) * 0x9E3779B97F4A7C15ull, pairs));
     a[r] = indices[i];
@@ -153,14 +154,18 @@ __global__ void __launch_bounds__(permute_threads)
     gather_records_kernel(const record_of<T>* records, std::size_t count, const Index* indices, std::size_t n,
                           soa_view<T> out, const unsigned* scattered) {
   if (*scattered == 0) return;
-  for_each_batch(n, [&](std::size_t, std::size_t from) {
-    COALESCE_ASSERT(from < count, "coalesce::gather: an index is outside the input view");
-    return records[from];
-  }, indices, [&](std::size_t i, const record_of<T>& r) {
-    T v;
-    std::memcpy(&v, &r, sizeof(T));
-    store_element(out, i, v);
-  });
+  for_each_batch(
+      n,
+      [&](std::size_t, std::size_t from) {
+        COALESCE_ASSERT(from < count, "coalesce::gather: an index is outside the input view");
+        return records[from];
+      },
+      indices,
+      [&](std::size_t i, const record_of<T>& r) {
+        T v;
+        std::memcpy(&v, &r, sizeof(T));
+        store_element(out, i, v);
+      });
 }
 
 // Column L of out at i = column L of in at indices[i], for i < n. Under COALESCE_DEBUG an index
@@ -168,10 +173,13 @@ __global__ void __launch_bounds__(permute_threads)
 template <std::size_t L, class T, class Index>
 __global__ void __launch_bounds__(permute_threads)
     gather_column_kernel(soa_view<const T> in, const Index* indices, std::size_t n, soa_view<T> out) {
-  for_each_batch(n, [&](std::size_t, std::size_t from) {
-    COALESCE_ASSERT(from < in.size(), "coalesce::gather: an index is outside the input view");
-    return in.template leaf_column<L>()[from];
-  }, indices, [&](std::size_t i, const auto& value) { out.template leaf_column<L>()[i] = value; });
+  for_each_batch(
+      n,
+      [&](std::size_t, std::size_t from) {
+        COALESCE_ASSERT(from < in.size(), "coalesce::gather: an index is outside the input view");
+        return in.template leaf_column<L>()[from];
+      },
+      indices, [&](std::size_t i, const auto& value) { out.template leaf_column<L>()[i] = value; });
 }
 
 // Column L of out at indices[i] = column L of in at i, for i < in.size(). Under COALESCE_DEBUG an

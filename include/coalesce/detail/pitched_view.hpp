@@ -55,8 +55,10 @@ class pitched_view {
   COALESCE_HOST_DEVICE pitched_view(T* data, std::size_t rows, std::size_t cols, std::size_t pitch_bytes,
                                     std::size_t owned_row_bytes)
       : data_(data), rows_(rows), cols_(cols), pitch_(pitch_bytes), owned_(owned_row_bytes) {
-    COALESCE_ASSERT(cols * sizeof(T) <= pitch_bytes || rows <= 1, "coalesce::pitched_view: rows overlap (cols * sizeof(T) > pitch_bytes)");
-    COALESCE_ASSERT(pitch_bytes % alignof(T) == 0, "coalesce::pitched_view: pitch_bytes is not a multiple of alignof(T)");
+    COALESCE_ASSERT(cols * sizeof(T) <= pitch_bytes || rows <= 1,
+                    "coalesce::pitched_view: rows overlap (cols * sizeof(T) > pitch_bytes)");
+    COALESCE_ASSERT(pitch_bytes % alignof(T) == 0,
+                    "coalesce::pitched_view: pitch_bytes is not a multiple of alignof(T)");
     COALESCE_ASSERT(owned_row_bytes >= cols * sizeof(T) && (owned_row_bytes <= pitch_bytes || rows <= 1),
                     "coalesce::pitched_view: owned_row_bytes must lie between cols * sizeof(T) and the pitch");
   }
@@ -71,7 +73,8 @@ class pitched_view {
   COALESCE_HOST_DEVICE explicit pitched_view(const pitched_mdspan<T>& m)
       : data_(m.data_handle()), rows_(m.extent(0)), cols_(m.extent(1)), pitch_(m.stride(0) * sizeof(T)),
         owned_(m.extent(1) * sizeof(T)) {
-    COALESCE_ASSERT(m.extent(1) <= 1 || m.stride(1) == 1, "coalesce::pitched_view: the mdspan's column stride must be 1");
+    COALESCE_ASSERT(m.extent(1) <= 1 || m.stride(1) == 1,
+                    "coalesce::pitched_view: the mdspan's column stride must be 1");
   }
 
   // Element (r, c). Precondition: r < rows(), c < cols() (checked under COALESCE_DEBUG). Host
@@ -103,7 +106,8 @@ class pitched_view {
   // Precondition: the block lies inside this view (checked under COALESCE_DEBUG).
   COALESCE_HOST_DEVICE pitched_view block(std::size_t first_row, std::size_t first_col, std::size_t rows,
                                           std::size_t cols) const {
-    COALESCE_ASSERT(first_row + rows <= rows_ && first_col + cols <= cols_, "coalesce::pitched_view::block: out of range");
+    COALESCE_ASSERT(first_row + rows <= rows_ && first_col + cols <= cols_,
+                    "coalesce::pitched_view::block: out of range");
     // A block that reaches the last column keeps the padding after it; any other block ends
     // where its neighbour's elements begin.
     const std::size_t owned = first_col + cols == cols_ ? owned_ - first_col * sizeof(T) : cols * sizeof(T);
@@ -149,13 +153,14 @@ struct view_adapter<cuda::std::mdspan<T, Extents, Layout, Accessor>> {
                 "aligned_accessor)");
 
   static auto adapt(const mdspan_type& m) {
-    if constexpr (Extents::rank() == 1 && (std::is_same_v<Layout, cuda::std::layout_right> ||
-                                           std::is_same_v<Layout, cuda::std::layout_left>)) {
+    if constexpr (Extents::rank() == 1 &&
+                  (std::is_same_v<Layout, cuda::std::layout_right> || std::is_same_v<Layout, cuda::std::layout_left>)) {
       return cuda::std::span<T>(m.data_handle(), m.extent(0));
     } else if constexpr (Extents::rank() == 1) {
       // A stride known only at run time: one row when the elements are adjacent, else rows of
       // one element (a column of a matrix).
-      if (m.extent(0) <= 1 || m.stride(0) == 1) return pitched_view<T>(m.data_handle(), 1, m.extent(0), m.extent(0) * sizeof(T));
+      if (m.extent(0) <= 1 || m.stride(0) == 1)
+        return pitched_view<T>(m.data_handle(), 1, m.extent(0), m.extent(0) * sizeof(T));
       return pitched_view<T>(m.data_handle(), m.extent(0), 1, std::size_t(m.stride(0)) * sizeof(T));
     } else {
       if (m.extent(0) > 1 && m.extent(1) > 1 && m.stride(1) != 1)

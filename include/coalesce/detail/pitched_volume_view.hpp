@@ -29,8 +29,9 @@ using pitched_volume_mdspan = cuda::std::mdspan<T, cuda::std::dextents<std::size
 // Space says where the elements live, as for pitched_view.
 template <class T, class Space = device_space>
 class pitched_volume_view {
-  static_assert(is_memory_space_v<Space>,
-                "coalesce::pitched_volume_view<T, Space>: Space must be coalesce::host_space or coalesce::device_space");
+  static_assert(
+      is_memory_space_v<Space>,
+      "coalesce::pitched_volume_view<T, Space>: Space must be coalesce::host_space or coalesce::device_space");
   using byte = std::conditional_t<std::is_const_v<T>, const unsigned char, unsigned char>;
 
  public:
@@ -51,8 +52,8 @@ class pitched_volume_view {
   COALESCE_HOST_DEVICE pitched_volume_view(T* data, std::size_t depth, std::size_t height, std::size_t width,
                                            std::size_t pitch_bytes, std::size_t slice_pitch_bytes,
                                            std::size_t owned_row_bytes)
-      : data_(data), depth_(depth), height_(height), width_(width), pitch_(pitch_bytes), slice_pitch_(slice_pitch_bytes),
-        owned_(owned_row_bytes) {
+      : data_(data), depth_(depth), height_(height), width_(width), pitch_(pitch_bytes),
+        slice_pitch_(slice_pitch_bytes), owned_(owned_row_bytes) {
     COALESCE_ASSERT(width * sizeof(T) <= pitch_bytes || height * depth <= 1,
                     "coalesce::pitched_volume_view: rows overlap (width * sizeof(T) > pitch_bytes)");
     COALESCE_ASSERT(height * pitch_bytes <= slice_pitch_bytes || depth <= 1,
@@ -132,7 +133,8 @@ class pitched_volume_view {
   // The same elements as a rank-3 cuda::std::mdspan, layout_stride {slice, pitch, 1} in elements.
   // Precondition: is_mdspan_compatible() (checked under COALESCE_DEBUG).
   COALESCE_HOST_DEVICE pitched_volume_mdspan<T> to_mdspan() const {
-    COALESCE_ASSERT(is_mdspan_compatible(), "coalesce::pitched_volume_view::to_mdspan: sizeof(T) does not divide a pitch");
+    COALESCE_ASSERT(is_mdspan_compatible(),
+                    "coalesce::pitched_volume_view::to_mdspan: sizeof(T) does not divide a pitch");
     using extents = cuda::std::dextents<std::size_t, 3>;
     using mapping = typename cuda::std::layout_stride::template mapping<extents>;
     const cuda::std::array<std::size_t, 3> strides{slice_pitch_ / sizeof(T), pitch_ / sizeof(T), 1};
@@ -194,8 +196,8 @@ void copy(pitched_volume_view<const T, FromSpace> from, pitched_volume_view<T, T
   if (from.depth() != to.depth() || from.height() != to.height() || from.width() != to.width())
     throw std::invalid_argument("coalesce::copy: the source volume is " + std::to_string(from.depth()) + " x " +
                                 std::to_string(from.height()) + " x " + std::to_string(from.width()) +
-                                ", the destination " + std::to_string(to.depth()) + " x " + std::to_string(to.height()) +
-                                " x " + std::to_string(to.width()));
+                                ", the destination " + std::to_string(to.depth()) + " x " +
+                                std::to_string(to.height()) + " x " + std::to_string(to.width()));
   if (from.empty()) return;
   const std::size_t row_bytes = from.width() * sizeof(T);
   if constexpr (std::is_same_v<FromSpace, host_space> && std::is_same_v<ToSpace, host_space>) {
@@ -212,12 +214,14 @@ void copy(pitched_volume_view<const T, FromSpace> from, pitched_volume_view<T, T
     if (!detail::pitches_fit_2d_copy(to.pitch_bytes(), from.pitch_bytes())) {
       // Rows too far apart for cudaMemcpy3D (detail::max_copy_pitch): slice by slice, row by row.
       for (std::size_t z = 0; z < from.depth(); ++z)
-        detail::copy_rows<ToSpace, FromSpace>(to.row(z, 0), to.pitch_bytes(), from.row(z, 0), from.pitch_bytes(), row_bytes,
-                                              from.height(), stream);
+        detail::copy_rows<ToSpace, FromSpace>(to.row(z, 0), to.pitch_bytes(), from.row(z, 0), from.pitch_bytes(),
+                                              row_bytes, from.height(), stream);
       return;
     }
     // A single slice has no slice pitch to speak of: give cudaMemcpy3D one of exactly its rows.
-    const auto slice_pitch = [](const auto& v) { return v.depth() <= 1 ? v.height() * v.pitch_bytes() : v.slice_pitch_bytes(); };
+    const auto slice_pitch = [](const auto& v) {
+      return v.depth() <= 1 ? v.height() * v.pitch_bytes() : v.slice_pitch_bytes();
+    };
     cudaMemcpy3DParms parameters{};
     parameters.srcPtr = detail::pitched_pointer(from.data(), from.pitch_bytes(), row_bytes, slice_pitch(from));
     parameters.dstPtr = detail::pitched_pointer(to.data(), to.pitch_bytes(), row_bytes, slice_pitch(to));

@@ -104,9 +104,9 @@ struct type_identity {
 template <class T, class = void>
 struct has_named_fields : std::false_type {};
 template <class T>
-struct has_named_fields<T, std::void_t<decltype(coalesce_detail_field_names(static_cast<const T*>(nullptr),
-                                                                          static_cast<T*>(nullptr),
-                                                                          ::coalesce_detail_fields_tag{}))>>
+struct has_named_fields<T,
+                        std::void_t<decltype(coalesce_detail_field_names(
+                            static_cast<const T*>(nullptr), static_cast<T*>(nullptr), ::coalesce_detail_fields_tag{}))>>
     : std::true_type {};
 
 // The proxy for a struct Q (T or const T), chosen in reference_for below.

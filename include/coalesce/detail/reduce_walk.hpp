@@ -46,7 +46,9 @@ struct fold_elements {
   using value_type = typename Columns::value_type;
 
   COALESCE_DETAIL_EXEC_CHECK_DISABLE
-  COALESCE_DEVICE COALESCE_FORCEINLINE T of(const value_type& v) const { return static_cast<T>(call_on_element<Columns>(f, v)); }
+  COALESCE_DEVICE COALESCE_FORCEINLINE T of(const value_type& v) const {
+    return static_cast<T>(call_on_element<Columns>(f, v));
+  }
   template <unsigned N>
   COALESCE_DEVICE COALESCE_FORCEINLINE T of_chunk(const value_type (&v)[N]) const {
     T x = of(v[0]);
@@ -151,7 +153,8 @@ __global__ void __launch_bounds__(reduce_threads)
       blocks = fold.op(blocks, cub::ThreadLoad<cub::LOAD_CG>(partials + b));
   }
   __syncthreads();  // temp is reused
-  const T total = block_reduce(temp).Reduce(blocks, fold.op, gridDim.x < reduce_threads ? int(gridDim.x) : int(reduce_threads));
+  const T total =
+      block_reduce(temp).Reduce(blocks, fold.op, gridDim.x < reduce_threads ? int(gridDim.x) : int(reduce_threads));
   if (threadIdx.x == 0) *result = fold.op(init, total);
 }
 
@@ -176,7 +179,8 @@ void reduce_columns(const Columns& columns, std::size_t rows, std::size_t cols, 
   const owned_bytes<pool_resource> temp(pool, counter_offset + sizeof(unsigned), allocation_alignment);
   auto* partials = static_cast<T*>(temp.get());
   auto* arrivals = reinterpret_cast<unsigned*>(static_cast<unsigned char*>(temp.get()) + counter_offset);
-  throw_on_error(::cudaMemsetAsync(arrivals, 0, sizeof(unsigned), stream), "coalesce::transform_reduce: cudaMemsetAsync");
+  throw_on_error(::cudaMemsetAsync(arrivals, 0, sizeof(unsigned), stream),
+                 "coalesce::transform_reduce: cudaMemsetAsync");
   kernel<<<blocks, reduce_threads, 0, stream>>>(grid, fold_type{columns, f, op}, init, partials, arrivals, result);
   throw_if_launch_failed(what);
 }

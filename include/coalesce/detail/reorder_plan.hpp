@@ -75,8 +75,8 @@ int sort_end_bit(int end_bit, const char* what) {
   constexpr int bits = int(sizeof(K) * 8);
   if (end_bit < 0) return bits;  // not given
   if (end_bit == 0 || end_bit > bits)
-    throw std::invalid_argument(std::string(what) + ": end_bit " + std::to_string(end_bit) +
-                                " is outside [1, " + std::to_string(bits) + "], the bits of the key type");
+    throw std::invalid_argument(std::string(what) + ": end_bit " + std::to_string(end_bit) + " is outside [1, " +
+                                std::to_string(bits) + "], the bits of the key type");
   return end_bit;
 }
 

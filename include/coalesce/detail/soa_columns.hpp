@@ -27,9 +27,9 @@ column_array<std::size_t, sizeof...(L) + 1> column_offsets(std::size_t capacity,
   std::size_t at = 0;
   for (std::size_t k = 0; k < sizeof...(L); ++k) {
     offsets[k] = at;
-    const std::size_t column = checked_round_up(
-        checked_multiply(capacity, field_bytes[k], "coalesce::soa_vector: a column of"), allocation_alignment,
-        "coalesce::soa_vector: a column of");
+    const std::size_t column =
+        checked_round_up(checked_multiply(capacity, field_bytes[k], "coalesce::soa_vector: a column of"),
+                         allocation_alignment, "coalesce::soa_vector: a column of");
     if (column > static_cast<std::size_t>(-1) - at)
       throw std::length_error("coalesce::soa_vector: " + std::to_string(capacity) + " elements overflow std::size_t");
     at += column;
@@ -64,7 +64,8 @@ template <class T, class Space, class To, std::size_t... L>
 void fill_leaf_columns_value_initialized(const To& to, std::size_t first, std::size_t last, cudaStream_t stream,
                                          std::index_sequence<L...>) {
   const T value{};
-  (fill_column<Space>(static_cast<leaf_type_t<T, L>*>(to[L]) + first, last - first, struct_leaf<L>(value), stream), ...);
+  (fill_column<Space>(static_cast<leaf_type_t<T, L>*>(to[L]) + first, last - first, struct_leaf<L>(value), stream),
+   ...);
 }
 
 }  // namespace coalesce::detail

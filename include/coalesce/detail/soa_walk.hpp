@@ -30,7 +30,10 @@ struct soa_columns {
   template <std::size_t... I>
   static constexpr unsigned fewest_chunk_elements(std::index_sequence<I...>) {
     unsigned n = 16;
-    ((n = chunk_elements_for(sizeof(leaf_type_t<value_type, I>)) < n ? chunk_elements_for(sizeof(leaf_type_t<value_type, I>)) : n), ...);
+    ((n = chunk_elements_for(sizeof(leaf_type_t<value_type, I>)) < n
+              ? chunk_elements_for(sizeof(leaf_type_t<value_type, I>))
+              : n),
+     ...);
     return n;
   }
   // 16-byte accesses to the widest column (a float column moves 4 elements a chunk, a double
@@ -142,12 +145,14 @@ struct soa_columns {
   }
 
   template <std::size_t... I>
-  COALESCE_DEVICE COALESCE_FORCEINLINE void load_leaves(std::size_t i, value_type& out, std::index_sequence<I...>) const {
+  COALESCE_DEVICE COALESCE_FORCEINLINE void load_leaves(std::size_t i, value_type& out,
+                                                        std::index_sequence<I...>) const {
     ((struct_leaf<I>(out) = view.template leaf_column<I>()[i]), ...);
   }
   template <std::size_t... I>
   COALESCE_DEVICE COALESCE_FORCEINLINE void store_changed_leaves(std::size_t i, const value_type& before,
-                                                                 const value_type& after, const bool (&overwritten)[fields],
+                                                                 const value_type& after,
+                                                                 const bool (&overwritten)[fields],
                                                                  std::index_sequence<I...>) const {
     (
         [&] {
@@ -220,7 +225,8 @@ struct soa_columns {
   }
 
   template <std::size_t... I>
-  COALESCE_DEVICE COALESCE_FORCEINLINE void store_leaves(std::size_t i, const value_type& value, std::index_sequence<I...>) const {
+  COALESCE_DEVICE COALESCE_FORCEINLINE void store_leaves(std::size_t i, const value_type& value,
+                                                         std::index_sequence<I...>) const {
     ((view.template leaf_column<I>()[i] = struct_leaf<I>(value)), ...);
   }
   template <unsigned N, std::size_t... I>

@@ -30,8 +30,9 @@ inline constexpr unsigned staged_threads = 256;
 // per block 0.983.
 template <class T>
 inline constexpr unsigned staged_items = sizeof(T) * staged_threads >= 6144 ? 1u
-                                         : 6144 / (sizeof(T) * staged_threads) > 8 ? 8u
-                                         : unsigned(6144 / (sizeof(T) * staged_threads));
+                                         : 6144 / (sizeof(T) * staged_threads) > 8
+                                             ? 8u
+                                             : unsigned(6144 / (sizeof(T) * staged_threads));
 
 template <class T>
 inline constexpr std::size_t staged_bytes = std::size_t(staged_items<T>) * staged_threads * sizeof(T);
@@ -52,7 +53,8 @@ __global__ void __launch_bounds__(staged_threads) staged_for_each_kernel(T* data
   auto* stage = reinterpret_cast<unsigned char*>(stage_words) + (Aligned16 ? 0 : staging_offset(data));
   T* elements = reinterpret_cast<T*>(stage);
 
-  for (std::size_t first = std::size_t(blockIdx.x) * per_block; first < n; first += std::size_t(gridDim.x) * per_block) {
+  for (std::size_t first = std::size_t(blockIdx.x) * per_block; first < n;
+       first += std::size_t(gridDim.x) * per_block) {
     const std::size_t count = n - first < per_block ? n - first : per_block;
     auto* global = reinterpret_cast<unsigned char*>(data + first);
     block_copy<staged_threads, staged_bytes<T>, Aligned16>(stage, global, count * sizeof(T));
@@ -74,7 +76,8 @@ __global__ void __launch_bounds__(staged_threads) staged_for_each_kernel(T* data
         changed = true;
       }
     }
-    if (__syncthreads_or(changed)) block_copy<staged_threads, staged_bytes<T>, Aligned16>(global, stage, count * sizeof(T));
+    if (__syncthreads_or(changed))
+      block_copy<staged_threads, staged_bytes<T>, Aligned16>(global, stage, count * sizeof(T));
     __syncthreads();  // the next run overwrites the stage
   }
 }

@@ -133,8 +133,9 @@ bool stencil_operands_ready(const Inputs& in, const OutView& out) {
     // of a stencil means (a 1 x n matrix as a 1D array, a volume one plane thick).
     for (const std::size_t extent : shape)
       if (extent <= 2 * std::size_t(R))
-        throw std::invalid_argument(std::string(what) + "<" + std::to_string(R) + "> under coalesce::interior: the output is " +
-                                    shape_text(shape) + " elements, and no element has its whole radius-" + std::to_string(R) +
+        throw std::invalid_argument(std::string(what) + "<" + std::to_string(R) +
+                                    "> under coalesce::interior: the output is " + shape_text(shape) +
+                                    " elements, and no element has its whole radius-" + std::to_string(R) +
                                     " neighbourhood inside (that takes more than " + std::to_string(2 * R) +
                                     " along every axis), so nothing would be written; use coalesce::clamp, periodic or "
                                     "constant(v) on a shape this small");
@@ -189,8 +190,8 @@ void launch_stencil(const Policy& policy, const cuda::std::tuple<pitched_view<co
                       unsigned(std::min<std::size_t>((bands + block.y - 1) / block.y, 65535)));
       const auto launch = [&](auto index) {
         using Index = decltype(index);
-        stencil_band_kernel<R, V, K, Index, Policy, Out, F, Ts...><<<grid, block, 0, stream>>>(policy, in, out, f,
-                                                                                            Index(vectors_per_row), vector_stores);
+        stencil_band_kernel<R, V, K, Index, Policy, Out, F, Ts...>
+            <<<grid, block, 0, stream>>>(policy, in, out, f, Index(vectors_per_row), vector_stores);
       };
       if (positions_fit_int({vectors_per_row, out.rows() + K + R, out.cols() + V + R})) launch(int{});
       else launch((long long){});
@@ -199,7 +200,8 @@ void launch_stencil(const Policy& policy, const cuda::std::tuple<pitched_view<co
     }
   }
   const dim3 block(128, 4);
-  const unsigned grid = one_wave_grid<stencil_element_kernel<R, Policy, Out, F, Ts...>>(block.x * block.y, (out.rows() + 3) / 4);
+  const unsigned grid =
+      one_wave_grid<stencil_element_kernel<R, Policy, Out, F, Ts...>>(block.x * block.y, (out.rows() + 3) / 4);
   stencil_element_kernel<R, Policy, Out, F, Ts...><<<grid, block, 0, stream>>>(policy, in, out, f);
   throw_if_launch_failed("coalesce::stencil kernel launch");
 }
@@ -226,10 +228,10 @@ void launch_stencil(const Policy& policy, const cuda::std::tuple<pitched_volume_
         stencil_queue_kernel<R, V, KY, Index, Policy, Out, F, Ts...><<<grid, block, 0, stream>>>(
             policy, in, out, f, Index(vectors_per_row), vector_stores, Index(shape::planes_per_block));
       };
-      if (positions_fit_int({vectors_per_row, out.depth() + shape::planes_per_block + R, out.height() + KY + R, out.width() + V + R}))
+      if (positions_fit_int(
+              {vectors_per_row, out.depth() + shape::planes_per_block + R, out.height() + KY + R, out.width() + V + R}))
         launch(int{});
-      else
-        launch((long long){});
+      else launch((long long){});
       throw_if_launch_failed("coalesce::stencil kernel launch");
       return;
     }
@@ -242,8 +244,8 @@ void launch_stencil(const Policy& policy, const cuda::std::tuple<pitched_volume_
 }
 
 template <int R, class Policy, class Out, class F, class... Ts>
-void launch_stencil(const Policy& policy, const cuda::std::tuple<cuda::std::span<const Ts>...>& in, cuda::std::span<Out> out,
-                    const F& f, cudaStream_t stream) {
+void launch_stencil(const Policy& policy, const cuda::std::tuple<cuda::std::span<const Ts>...>& in,
+                    cuda::std::span<Out> out, const F& f, cudaStream_t stream) {
   if (!stencil_operands_ready<R, Policy>(in, out)) return;
   constexpr int V = vector_walk_width<R, Ts...>();
   constexpr unsigned threads = line_block_threads;
@@ -254,7 +256,8 @@ void launch_stencil(const Policy& policy, const cuda::std::tuple<cuda::std::span
       const auto launch = [&](auto index) {
         using Index = decltype(index);
         stencil_line_kernel<R, V, Index, Policy, Out, F, Ts...>
-            <<<grid_for_all((vectors + threads - 1) / threads), threads, 0, stream>>>(policy, in, out, f, vector_stores);
+            <<<grid_for_all((vectors + threads - 1) / threads), threads, 0, stream>>>(policy, in, out, f,
+                                                                                      vector_stores);
       };
       if (positions_fit_int({out.size() + V + R})) launch(int{});
       else launch((long long){});
@@ -318,7 +321,8 @@ struct stencil_output_of<cuda::std::span<T>> : view_output<cuda::std::span<T>, 1
 template <class T, class S>
 struct stencil_output_of<pitched_view<T, S>> : view_output<pitched_view<T, S>, 2> {};
 template <class T, class S, class P, class R>
-struct stencil_output_of<pitched_matrix<T, S, P, R>> : container_output<pitched_matrix<T, S, P, R>, pitched_view<T, S>, 2> {};
+struct stencil_output_of<pitched_matrix<T, S, P, R>>
+    : container_output<pitched_matrix<T, S, P, R>, pitched_view<T, S>, 2> {};
 template <class T, class S>
 struct stencil_output_of<pitched_volume_view<T, S>> : view_output<pitched_volume_view<T, S>, 3> {};
 template <class T, class S, class P, class R>
@@ -348,27 +352,30 @@ cuda::std::tuple<Views...> as_tuple(const value_pack_of<std::index_sequence<I...
 }
 
 template <int R, class Policy, class Out, class F, class... Views>
-void stencil_checked(const Policy& policy, const stencil_inputs<Views...>& in, Out& out, const F& f, const cudaStream_t* stream) {
+void stencil_checked(const Policy& policy, const stencil_inputs<Views...>& in, Out& out, const F& f,
+                     const cudaStream_t* stream) {
   static_assert(is_boundary_policy_v<Policy>,
                 "coalesce::stencil: the first argument must be a boundary policy: coalesce::clamp, coalesce::periodic, "
                 "coalesce::interior or coalesce::constant(value)");
   static_assert(R >= 1 && R <= 8, "coalesce::stencil<R>: the radius R must be 1 to 8");
   using output = stencil_output_of<std::remove_const_t<Out>>;
-  static_assert(output::known,
-                "coalesce::stencil: the output must be a coalesce::pitched_view, pitched_matrix, pitched_volume_view or "
-                "pitched_volume, or a cuda::std::span for a stencil along a line");
+  static_assert(
+      output::known,
+      "coalesce::stencil: the output must be a coalesce::pitched_view, pitched_matrix, pitched_volume_view or "
+      "pitched_volume, or a cuda::std::span for a stencil along a line");
   constexpr bool on_device = inputs_on_device(static_cast<const stencil_inputs<Views...>*>(nullptr));
-  static_assert(on_device,
-                "coalesce::stencil: every input must be a pitched_view, pitched_matrix, pitched_volume_view or "
-                "pitched_volume of device memory (a host_space one cannot be read by the GPU: copy it into a device one), "
-                "or a cuda::std::span of device memory for a stencil along a line");
+  static_assert(
+      on_device,
+      "coalesce::stencil: every input must be a pitched_view, pitched_matrix, pitched_volume_view or "
+      "pitched_volume of device memory (a host_space one cannot be read by the GPU: copy it into a device one), "
+      "or a cuda::std::span of device memory for a stencil along a line");
   if constexpr (output::known && on_device) {
-    constexpr bool same_rank =
-        inputs_of_rank<output::rank>(static_cast<const stencil_inputs<Views...>*>(nullptr));
-    static_assert(same_rank,
-                  "coalesce::stencil: the inputs and the output must all be matrices (pitched_view, pitched_matrix), "
-                  "all volumes (pitched_volume_view, pitched_volume) or all lines (cuda::std::span; a soa_view's column "
-                  "is coalesce::column_span<&T::x>(view))");
+    constexpr bool same_rank = inputs_of_rank<output::rank>(static_cast<const stencil_inputs<Views...>*>(nullptr));
+    static_assert(
+        same_rank,
+        "coalesce::stencil: the inputs and the output must all be matrices (pitched_view, pitched_matrix), "
+        "all volumes (pitched_volume_view, pitched_volume) or all lines (cuda::std::span; a soa_view's column "
+        "is coalesce::column_span<&T::x>(view))");
     constexpr bool writable = output::writable && !(std::is_const_v<Out> && output::is_container);
     static_assert(writable, "coalesce::stencil: the output is read-only (a view of const T or a const container)");
     static_assert(output::device,

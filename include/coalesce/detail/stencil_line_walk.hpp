@@ -43,7 +43,8 @@ COALESCE_HOST_DEVICE constexpr bool line_stencil_callable() {
 }
 
 template <int R, int V, class Index, class Policy, class Out, class F, class... Ts, std::size_t... I>
-COALESCE_DEVICE COALESCE_FORCEINLINE void walk_line(const Policy& policy, const cuda::std::tuple<cuda::std::span<const Ts>...>& in,
+COALESCE_DEVICE COALESCE_FORCEINLINE void walk_line(const Policy& policy,
+                                                    const cuda::std::tuple<cuda::std::span<const Ts>...>& in,
                                                     const cuda::std::span<Out>& out, const F& f, bool vector_stores,
                                                     std::index_sequence<I...>) {
   if constexpr (line_stencil_callable<F, R, Out, Ts...>()) {
@@ -80,7 +81,8 @@ COALESCE_DEVICE COALESCE_FORCEINLINE void walk_line_elements(const Policy& polic
                                                              std::index_sequence<I...>) {
   if constexpr (line_stencil_callable<F, R, Out, Ts...>()) {
     const long long n = (long long)out.size();
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
       if constexpr (is_interior_v<Policy>)
         if (!interior_contains(R, i, n)) continue;
       cuda::std::tuple<input_line<Ts, R, 1>...> lines;  // values[R + d]: the input at i + d
@@ -99,7 +101,8 @@ COALESCE_DEVICE COALESCE_FORCEINLINE void walk_line_elements(const Policy& polic
 
 template <int R, class Policy, class Out, class F, class... Ts>
 __global__ void __launch_bounds__(line_block_threads)
-    stencil_line_element_kernel(Policy policy, cuda::std::tuple<cuda::std::span<const Ts>...> in, cuda::std::span<Out> out, F f) {
+    stencil_line_element_kernel(Policy policy, cuda::std::tuple<cuda::std::span<const Ts>...> in,
+                                cuda::std::span<Out> out, F f) {
   walk_line_elements<R>(policy, in, out, f, std::index_sequence_for<Ts...>{});
 }
 

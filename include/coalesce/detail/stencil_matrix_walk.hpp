@@ -39,8 +39,8 @@ struct band_shape {
   static constexpr std::size_t register_budget = 72;
   static constexpr int preferred = R == 1 ? 2 : 4;
   static constexpr int rows_per_thread = std::size_t(preferred + 2 * R) * words_per_row <= register_budget ? preferred
-                                         : std::size_t(2 + 2 * R) * words_per_row <= register_budget   ? 2
-                                                                                                       : 1;
+                                         : std::size_t(2 + 2 * R) * words_per_row <= register_budget       ? 2
+                                                                                                           : 1;
   static constexpr unsigned block_x = R == 1 ? 64 : 32;
   static constexpr unsigned block_y = stencil_block_threads / block_x;
 };
@@ -52,7 +52,8 @@ struct band_shape {
 // Positions are in Index: int where every count fits in 31 bits, so that the boundary arithmetic
 // is 32-bit.
 template <int R, int V, int K, class Index, class Policy, class Out, class F, class... Ts, std::size_t... I>
-COALESCE_DEVICE COALESCE_FORCEINLINE void walk_bands(const Policy& policy, const cuda::std::tuple<pitched_view<const Ts>...>& in,
+COALESCE_DEVICE COALESCE_FORCEINLINE void walk_bands(const Policy& policy,
+                                                     const cuda::std::tuple<pitched_view<const Ts>...>& in,
                                                      const pitched_view<Out>& out, const F& f, Index vectors_per_row,
                                                      bool vector_stores, std::index_sequence<I...>) {
   if constexpr (stencil_callable<F, R, Out, Ts...>()) {
@@ -72,7 +73,8 @@ COALESCE_DEVICE COALESCE_FORCEINLINE void walk_bands(const Policy& policy, const
     const Index v = Index(blockIdx.x) * Index(blockDim.x) + Index(threadIdx.x);
     if (v >= vectors_per_row) return;
     const Index c0 = v * V;
-    const Index first = Index(blockIdx.y) * Index(blockDim.y) + Index(threadIdx.y), step = Index(gridDim.y) * Index(blockDim.y);
+    const Index first = Index(blockIdx.y) * Index(blockDim.y) + Index(threadIdx.y),
+                step = Index(gridDim.y) * Index(blockDim.y);
     const bool whole_vector = c0 + V <= cols;
     for (Index b = first; b < bands; b += step) one_band(b * K, c0, whole_vector);
   }
@@ -91,12 +93,14 @@ __global__ void __launch_bounds__(stencil_block_threads)
 template <class T, int R>
 struct gathered {
   T values[2 * R + 1][2 * R + 1];
-  COALESCE_DEVICE COALESCE_FORCEINLINE neighbourhood<T, R> centre() const { return neighbourhood<T, R>(&values[R][R], 2 * R + 1); }
+  COALESCE_DEVICE COALESCE_FORCEINLINE neighbourhood<T, R> centre() const {
+    return neighbourhood<T, R>(&values[R][R], 2 * R + 1);
+  }
 };
 
 template <int R, class T, class Policy>
-COALESCE_DEVICE COALESCE_FORCEINLINE void gather(gathered<T, R>& g, const pitched_view<const T>& in, long long r, long long c,
-                                                 const Policy& policy) {
+COALESCE_DEVICE COALESCE_FORCEINLINE void gather(gathered<T, R>& g, const pitched_view<const T>& in, long long r,
+                                                 long long c, const Policy& policy) {
   const long long rows = (long long)in.rows(), cols = (long long)in.cols();
 #pragma unroll
   for (int dr = -R; dr <= R; ++dr) {
@@ -107,11 +111,14 @@ COALESCE_DEVICE COALESCE_FORCEINLINE void gather(gathered<T, R>& g, const pitche
 }
 
 template <int R, class Policy, class Out, class F, class... Ts, std::size_t... I>
-COALESCE_DEVICE COALESCE_FORCEINLINE void walk_elements(const Policy& policy, const cuda::std::tuple<pitched_view<const Ts>...>& in,
-                                                        const pitched_view<Out>& out, const F& f, std::index_sequence<I...>) {
+COALESCE_DEVICE COALESCE_FORCEINLINE void walk_elements(const Policy& policy,
+                                                        const cuda::std::tuple<pitched_view<const Ts>...>& in,
+                                                        const pitched_view<Out>& out, const F& f,
+                                                        std::index_sequence<I...>) {
   if constexpr (stencil_callable<F, R, Out, Ts...>()) {
     const long long rows = (long long)out.rows(), cols = (long long)out.cols();
-    for (long long r = (long long)blockIdx.x * blockDim.y + threadIdx.y; r < rows; r += (long long)gridDim.x * blockDim.y) {
+    for (long long r = (long long)blockIdx.x * blockDim.y + threadIdx.y; r < rows;
+         r += (long long)gridDim.x * blockDim.y) {
       if constexpr (is_interior_v<Policy>)
         if (!interior_contains(R, r, rows)) continue;
       for (long long c = threadIdx.x; c < cols; c += blockDim.x) {
@@ -126,7 +133,8 @@ COALESCE_DEVICE COALESCE_FORCEINLINE void walk_elements(const Policy& policy, co
 }
 
 template <int R, class Policy, class Out, class F, class... Ts>
-__global__ void stencil_element_kernel(Policy policy, cuda::std::tuple<pitched_view<const Ts>...> in, pitched_view<Out> out, F f) {
+__global__ void stencil_element_kernel(Policy policy, cuda::std::tuple<pitched_view<const Ts>...> in,
+                                       pitched_view<Out> out, F f) {
   walk_elements<R>(policy, in, out, f, std::index_sequence_for<Ts...>{});
 }
 

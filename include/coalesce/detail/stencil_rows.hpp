@@ -34,15 +34,16 @@ COALESCE_DEVICE COALESCE_FORCEINLINE T load_element(const T* row, Index col, Ind
 // band walk's code is then what it was before load_line was shared with the volume walk (an
 // earlier form, which selected null on every policy, measured slower on an H200).
 template <class T, class Index, class Policy>
-COALESCE_DEVICE COALESCE_FORCEINLINE const T* row_under(const Policy& policy, const pitched_view<const T>& in, Index r, Index rows) {
+COALESCE_DEVICE COALESCE_FORCEINLINE const T* row_under(const Policy& policy, const pitched_view<const T>& in, Index r,
+                                                        Index rows) {
   const Index rr = boundary_index(policy, r, rows);
   if constexpr (is_constant_policy_v<Policy>)
     if (rr < 0) return nullptr;
   return in.row(std::size_t(rr));
 }
 template <class T, class Index, class Policy>
-COALESCE_DEVICE COALESCE_FORCEINLINE const T* row_under(const Policy& policy, const pitched_volume_view<const T>& in, Index z,
-                                                        Index y) {
+COALESCE_DEVICE COALESCE_FORCEINLINE const T* row_under(const Policy& policy, const pitched_volume_view<const T>& in,
+                                                        Index z, Index y) {
   const Index zz = boundary_index(policy, z, Index(in.depth())), yy = boundary_index(policy, y, Index(in.height()));
   if constexpr (is_constant_policy_v<Policy>)
     if (zz < 0 || yy < 0) return nullptr;
@@ -68,8 +69,8 @@ COALESCE_DEVICE COALESCE_FORCEINLINE void load_vector(T* values, const T* row, I
 // policy: the V middle ones as one vector where the row has them all (whole), the R on either
 // side one at a time. `row` is null for a row beyond the edge under constant(v).
 template <class T, int R, int V, class Index, class Policy>
-COALESCE_DEVICE COALESCE_FORCEINLINE void load_line(T (&line)[V + 2 * R], const T* row, Index c0, Index cols, bool whole,
-                                                    const Policy& policy) {
+COALESCE_DEVICE COALESCE_FORCEINLINE void load_line(T (&line)[V + 2 * R], const T* row, Index c0, Index cols,
+                                                    bool whole, const Policy& policy) {
   if constexpr (is_constant_policy_v<Policy>) {
     if (row == nullptr) {
 #pragma unroll
@@ -136,11 +137,11 @@ COALESCE_HOST_DEVICE constexpr bool stencil_callable() {
   return stencil_callable_with<neighbourhood, F, R, Out, Ts...>();
 }
 
-
 // A thread's V outputs at row[c0 ..], output j being value_of(j): stored as one vector where
 // `whole`, else element by element inside the row (under interior, inside its interior columns).
 template <int R, int V, class Policy, class Out, class Index, class ValueOf>
-COALESCE_DEVICE COALESCE_FORCEINLINE void store_outputs(Out* row, Index c0, Index cols, bool whole, const ValueOf& value_of) {
+COALESCE_DEVICE COALESCE_FORCEINLINE void store_outputs(Out* row, Index c0, Index cols, bool whole,
+                                                        const ValueOf& value_of) {
   Out result[V];
 #pragma unroll
   for (int j = 0; j < V; ++j) result[j] = value_of(j);
@@ -163,8 +164,8 @@ COALESCE_DEVICE COALESCE_FORCEINLINE void store_outputs(Out* row, Index c0, Inde
 // its interior rows): row_of(r) is output row r, value_of(k, j) output j of the thread's vector
 // in its k-th row.
 template <int R, int V, int K, class Policy, class Index, class RowOf, class ValueOf>
-COALESCE_DEVICE COALESCE_FORCEINLINE void store_rows(Index first, Index rows, Index c0, Index cols, bool whole, const RowOf& row_of,
-                                                     const ValueOf& value_of) {
+COALESCE_DEVICE COALESCE_FORCEINLINE void store_rows(Index first, Index rows, Index c0, Index cols, bool whole,
+                                                     const RowOf& row_of, const ValueOf& value_of) {
 #pragma unroll
   for (int k = 0; k < K; ++k) {
     const Index r = first + k;

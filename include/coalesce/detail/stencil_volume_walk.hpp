@@ -37,8 +37,9 @@ struct input_queue {
   T values[planes][height][width];  // the neighbourhoods at plane z: the input at (z + dz, y0 - R + h, c0 - R + e)
 
   template <class Index, class Policy>
-  COALESCE_DEVICE COALESCE_FORCEINLINE static void load_centre(T* values, const pitched_volume_view<const T>& in, Index z,
-                                                               Index y, Index c0, bool whole, const Policy& policy) {
+  COALESCE_DEVICE COALESCE_FORCEINLINE static void load_centre(T* values, const pitched_volume_view<const T>& in,
+                                                               Index z, Index y, Index c0, bool whole,
+                                                               const Policy& policy) {
     const T* row = row_under(policy, in, z, y);
     if constexpr (is_constant_policy_v<Policy>) {
       if (row == nullptr) {
@@ -53,19 +54,20 @@ struct input_queue {
   // Fills the queues for a walk whose first plane is z: planes z - R .. z + R - 1 (advance loads
   // the last).
   template <class Index, class Policy>
-  COALESCE_DEVICE COALESCE_FORCEINLINE void start(const pitched_volume_view<const T>& in, Index z, Index y0, Index c0, bool whole,
-                                                  const Policy& policy) {
+  COALESCE_DEVICE COALESCE_FORCEINLINE void start(const pitched_volume_view<const T>& in, Index z, Index y0, Index c0,
+                                                  bool whole, const Policy& policy) {
 #pragma unroll
     for (int k = 0; k < KY; ++k)
 #pragma unroll
-      for (int i = 1; i < planes; ++i) load_centre(queue[k][i], in, Index(z - R - 1 + i), Index(y0 + k), c0, whole, policy);
+      for (int i = 1; i < planes; ++i)
+        load_centre(queue[k][i], in, Index(z - R - 1 + i), Index(y0 + k), c0, whole, policy);
   }
 
   // Moves the walk to plane z: the queues shift by one plane and take plane z + R's vectors, and
   // the neighbourhoods are gathered (only what f reads survives compilation).
   template <class Index, class Policy>
-  COALESCE_DEVICE COALESCE_FORCEINLINE void advance(const pitched_volume_view<const T>& in, Index z, Index y0, Index c0, bool whole,
-                                                    const Policy& policy) {
+  COALESCE_DEVICE COALESCE_FORCEINLINE void advance(const pitched_volume_view<const T>& in, Index z, Index y0, Index c0,
+                                                    bool whole, const Policy& policy) {
     const Index cols = Index(in.width());
 #pragma unroll
     for (int k = 0; k < KY; ++k) {
@@ -79,7 +81,8 @@ struct input_queue {
     for (int p = 0; p < planes; ++p)
 #pragma unroll
       for (int h = 0; h < height; ++h) {
-        load_line<T, R, V>(values[p][h], row_under(policy, in, Index(z - R + p), Index(y0 - R + h)), c0, cols, whole, policy);
+        load_line<T, R, V>(values[p][h], row_under(policy, in, Index(z - R + p), Index(y0 - R + h)), c0, cols, whole,
+                           policy);
         if (h >= R && h < R + KY) {  // an output row: its centre vector is in the queue (the load above is dead)
 #pragma unroll
           for (int j = 0; j < V; ++j) values[p][h][R + j] = queue[h - R][p][j];
@@ -103,10 +106,13 @@ struct queue_shape {
   static constexpr int planes_per_block = 32;
 };
 
-template <int R, int V, int KY, bool WholeVector, class Index, class Policy, class Out, class F, class... Ts, std::size_t... I>
-COALESCE_DEVICE COALESCE_FORCEINLINE void walk_queues(const Policy& policy, const cuda::std::tuple<pitched_volume_view<const Ts>...>& in,
-                                                      const pitched_volume_view<Out>& out, const F& f, Index vectors_per_row,
-                                                      bool vector_stores, Index planes_per_block, std::index_sequence<I...>) {
+template <int R, int V, int KY, bool WholeVector, class Index, class Policy, class Out, class F, class... Ts,
+          std::size_t... I>
+COALESCE_DEVICE COALESCE_FORCEINLINE void walk_queues(const Policy& policy,
+                                                      const cuda::std::tuple<pitched_volume_view<const Ts>...>& in,
+                                                      const pitched_volume_view<Out>& out, const F& f,
+                                                      Index vectors_per_row, bool vector_stores, Index planes_per_block,
+                                                      std::index_sequence<I...>) {
   if constexpr (stencil_callable_with<volume_neighbourhood, F, R, Out, Ts...>()) {
     const Index depth = Index(out.depth()), rows = Index(out.height()), cols = Index(out.width());
     const Index v = Index(blockIdx.x) * Index(blockDim.x) + Index(threadIdx.x);
@@ -142,17 +148,20 @@ COALESCE_DEVICE COALESCE_FORCEINLINE void walk_queues(const Policy& policy, cons
 
 template <int R, int V, int KY, class Index, class Policy, class Out, class F, class... Ts>
 __global__ void __launch_bounds__(stencil_block_threads)
-    stencil_queue_kernel(Policy policy, cuda::std::tuple<pitched_volume_view<const Ts>...> in, pitched_volume_view<Out> out, F f,
-                         Index vectors_per_row, bool vector_stores, Index planes_per_block) {
+    stencil_queue_kernel(Policy policy, cuda::std::tuple<pitched_volume_view<const Ts>...> in,
+                         pitched_volume_view<Out> out, F f, Index vectors_per_row, bool vector_stores,
+                         Index planes_per_block) {
   // A thread's vector is whole in every row or in none: two copies of the walk, so that the
   // partial vector's element-by-element loads are not in the whole one's loop. There each costs
   // an issued (predicated-off) instruction: the 25-point star on 512^3 floats ran at 30% of
   // cudaMemcpy with them, 52% without, on an H200.
   const Index v = Index(blockIdx.x) * Index(blockDim.x) + Index(threadIdx.x);
   if ((v + 1) * V <= Index(out.width()))
-    walk_queues<R, V, KY, true>(policy, in, out, f, vectors_per_row, vector_stores, planes_per_block, std::index_sequence_for<Ts...>{});
+    walk_queues<R, V, KY, true>(policy, in, out, f, vectors_per_row, vector_stores, planes_per_block,
+                                std::index_sequence_for<Ts...>{});
   else
-    walk_queues<R, V, KY, false>(policy, in, out, f, vectors_per_row, vector_stores, planes_per_block, std::index_sequence_for<Ts...>{});
+    walk_queues<R, V, KY, false>(policy, in, out, f, vectors_per_row, vector_stores, planes_per_block,
+                                 std::index_sequence_for<Ts...>{});
 }
 
 // The element walk of a volume, for what the 2.5D walk cannot take: a thread per output, 128 x 4
@@ -166,8 +175,8 @@ struct gathered_volume {
 };
 
 template <int R, class T, class Policy>
-COALESCE_DEVICE COALESCE_FORCEINLINE void gather(gathered_volume<T, R>& g, const pitched_volume_view<const T>& in, long long z,
-                                                 long long y, long long x, const Policy& policy) {
+COALESCE_DEVICE COALESCE_FORCEINLINE void gather(gathered_volume<T, R>& g, const pitched_volume_view<const T>& in,
+                                                 long long z, long long y, long long x, const Policy& policy) {
   const long long cols = (long long)in.width();
 #pragma unroll
   for (int dz = -R; dz <= R; ++dz)
@@ -180,13 +189,13 @@ COALESCE_DEVICE COALESCE_FORCEINLINE void gather(gathered_volume<T, R>& g, const
 }
 
 template <int R, class Policy, class Out, class F, class... Ts, std::size_t... I>
-COALESCE_DEVICE COALESCE_FORCEINLINE void walk_volume_elements(const Policy& policy,
-                                                               const cuda::std::tuple<pitched_volume_view<const Ts>...>& in,
-                                                               const pitched_volume_view<Out>& out, const F& f,
-                                                               std::index_sequence<I...>) {
+COALESCE_DEVICE COALESCE_FORCEINLINE void walk_volume_elements(
+    const Policy& policy, const cuda::std::tuple<pitched_volume_view<const Ts>...>& in,
+    const pitched_volume_view<Out>& out, const F& f, std::index_sequence<I...>) {
   if constexpr (stencil_callable_with<volume_neighbourhood, F, R, Out, Ts...>()) {
     const long long depth = (long long)out.depth(), rows = (long long)out.height(), cols = (long long)out.width();
-    for (long long zy = (long long)blockIdx.x * blockDim.y + threadIdx.y; zy < depth * rows; zy += (long long)gridDim.x * blockDim.y) {
+    for (long long zy = (long long)blockIdx.x * blockDim.y + threadIdx.y; zy < depth * rows;
+         zy += (long long)gridDim.x * blockDim.y) {
       const long long z = zy / rows, y = zy % rows;
       if constexpr (is_interior_v<Policy>)
         if (!interior_contains(R, z, depth) || !interior_contains(R, y, rows)) continue;
@@ -195,7 +204,8 @@ COALESCE_DEVICE COALESCE_FORCEINLINE void walk_volume_elements(const Policy& pol
           if (!interior_contains(R, x, cols)) continue;
         cuda::std::tuple<gathered_volume<Ts, R>...> values;
         (gather<R>(cuda::std::get<I>(values), cuda::std::get<I>(in), z, y, x, policy), ...);
-        out(std::size_t(z), std::size_t(y), std::size_t(x)) = static_cast<Out>(f(cuda::std::get<I>(values).centre()...));
+        out(std::size_t(z), std::size_t(y), std::size_t(x)) =
+            static_cast<Out>(f(cuda::std::get<I>(values).centre()...));
       }
     }
   }

@@ -58,8 +58,10 @@ struct strided_column {
     return load_image<Alignment>(reinterpret_cast<const vector_chunk<value_type, N, Alignment>*>(&at(p)));
   }
   template <unsigned N, std::size_t Alignment>
-  COALESCE_DEVICE COALESCE_FORCEINLINE void store_bytes(grid_position p, const word_image<N * sizeof(T), Alignment>& bytes) const {
-    store_image<Alignment>(reinterpret_cast<vector_chunk<value_type, N, Alignment>*>(const_cast<value_type*>(&at(p))), bytes);
+  COALESCE_DEVICE COALESCE_FORCEINLINE void store_bytes(grid_position p,
+                                                        const word_image<N * sizeof(T), Alignment>& bytes) const {
+    store_image<Alignment>(reinterpret_cast<vector_chunk<value_type, N, Alignment>*>(const_cast<value_type*>(&at(p))),
+                           bytes);
   }
   // One element outside the chunks (a head, a tail, a column that never aligns), in the
   // accesses its own alignment allows.
@@ -79,7 +81,9 @@ struct strided_column {
 
   // Host side.
   template <unsigned N>
-  std::size_t head() const { return aligning_head<value_type, N>(data); }
+  std::size_t head() const {
+    return aligning_head<value_type, N>(data);
+  }
   template <unsigned N>
   bool aligned_at(std::size_t head, std::size_t rows) const {
     return chunks_aligned<value_type, N>(data, head, rows, row_stride * sizeof(T));
@@ -87,7 +91,8 @@ struct strided_column {
   // Calls visit(first byte, one past the last byte) for the memory of a rows x cols walk.
   template <class Visit>
   void visit_ranges(std::size_t rows, std::size_t cols, Visit&& visit) const {
-    if (rows != 0 && cols != 0) visit(static_cast<const void*>(data), static_cast<const void*>(data + (rows - 1) * row_stride + cols));
+    if (rows != 0 && cols != 0)
+      visit(static_cast<const void*>(data), static_cast<const void*>(data + (rows - 1) * row_stride + cols));
   }
 };
 

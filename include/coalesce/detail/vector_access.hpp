@@ -68,11 +68,26 @@ COALESCE_HOST_DEVICE constexpr unsigned chunk_elements_for(std::size_t bytes) {
 // The unsigned word of each access width: what loads and stores move.
 template <std::size_t Bytes>
 struct access_word;
-template <> struct access_word<1> { using type = unsigned char; };
-template <> struct access_word<2> { using type = unsigned short; };
-template <> struct access_word<4> { using type = unsigned; };
-template <> struct access_word<8> { using type = uint2; };
-template <> struct access_word<16> { using type = uint4; };
+template <>
+struct access_word<1> {
+  using type = unsigned char;
+};
+template <>
+struct access_word<2> {
+  using type = unsigned short;
+};
+template <>
+struct access_word<4> {
+  using type = unsigned;
+};
+template <>
+struct access_word<8> {
+  using type = uint2;
+};
+template <>
+struct access_word<16> {
+  using type = uint4;
+};
 
 // The word a chunk of alignment A moves in (16 bytes at most).
 template <std::size_t A>
@@ -115,7 +130,7 @@ template <std::size_t Alignment, class T>
 COALESCE_DEVICE COALESCE_FORCEINLINE word_image<sizeof(T), Alignment> load_image(const T* from) {
   using image = word_image<sizeof(T), Alignment>;
   image bytes;
-#pragma unroll
+#  pragma unroll
   for (std::size_t k = 0; k < sizeof(bytes.w) / sizeof(bytes.w[0]); ++k)
     bytes.w[k] = reinterpret_cast<const typename image::word*>(from)[k];
   return bytes;
@@ -123,7 +138,7 @@ COALESCE_DEVICE COALESCE_FORCEINLINE word_image<sizeof(T), Alignment> load_image
 template <std::size_t Alignment, class T>
 COALESCE_DEVICE COALESCE_FORCEINLINE void store_image(T* to, const word_image<sizeof(T), Alignment>& bytes) {
   using image = word_image<sizeof(T), Alignment>;
-#pragma unroll
+#  pragma unroll
   for (std::size_t k = 0; k < sizeof(bytes.w) / sizeof(bytes.w[0]); ++k)
     reinterpret_cast<typename image::word*>(to)[k] = bytes.w[k];
 }
@@ -154,7 +169,7 @@ COALESCE_DEVICE COALESCE_FORCEINLINE Chunk load_chunk(const Chunk* from) {
     using word = chunk_word<alignof(Chunk)>;
     constexpr std::size_t words = sizeof(Chunk) / sizeof(word);
     word w[words];
-#pragma unroll
+#  pragma unroll
     for (std::size_t k = 0; k < words; ++k) load_read_only(reinterpret_cast<const word*>(from) + k, w[k]);
     Chunk chunk;
     std::memcpy(&chunk, w, sizeof chunk);

@@ -21,8 +21,7 @@ namespace detail {
 template <class V, class = void>
 struct has_view_adapter : std::false_type {};
 template <class V>
-struct has_view_adapter<V, std::void_t<decltype(view_adapter<V>::adapt(std::declval<const V&>()))>>
-    : std::true_type {};
+struct has_view_adapter<V, std::void_t<decltype(view_adapter<V>::adapt(std::declval<const V&>()))>> : std::true_type {};
 
 // The view an algorithm walks for `v`: v itself, or what its adapter makes of it.
 template <class V>

@@ -135,9 +135,8 @@ struct looks_like_mdspan<V, std::void_t<typename V::mapping_type, typename V::ac
 template <class... Views>
 constexpr bool mdspans_adapted() {
   constexpr bool unadapted = (looks_like_mdspan<Views>::value || ...);
-  static_assert(!unadapted,
-                "coalesce: to pass a cuda::std::mdspan to for_each, transform or for_each_index, include "
-                "<coalesce/view_adapter.hpp> (or <coalesce/pitched_matrix.hpp>), which adapts it");
+  static_assert(!unadapted, "coalesce: to pass a cuda::std::mdspan to for_each, transform or for_each_index, include "
+                            "<coalesce/view_adapter.hpp> (or <coalesce/pitched_matrix.hpp>), which adapts it");
   return !unadapted;
 }
 
@@ -236,9 +235,13 @@ constexpr bool transform_views_ok() {
 }
 
 template <class T>
-soa_view<const T> as_const_view(const soa_view<T>& v) { return v; }
+soa_view<const T> as_const_view(const soa_view<T>& v) {
+  return v;
+}
 template <class T>
-pitched_view<const T> as_const_view(const pitched_view<T>& v) { return v; }
+pitched_view<const T> as_const_view(const pitched_view<T>& v) {
+  return v;
+}
 
 // Under COALESCE_DEBUG, every column a walk touches must be memory the GPU reads (see
 // detail/device_memory.hpp); the view types already rule out host containers.
@@ -251,7 +254,9 @@ void require_device_columns(const Columns& columns, std::size_t rows, std::size_
   }
 }
 template <class T, std::size_t Extent>
-cuda::std::span<const T, Extent> as_const_view(const cuda::std::span<T, Extent>& v) { return v; }
+cuda::std::span<const T, Extent> as_const_view(const cuda::std::span<T, Extent>& v) {
+  return v;
+}
 
 template <class First, class... Rest>
 const First& first_of(const First& first, const Rest&...) {
@@ -266,8 +271,7 @@ void launch_columns(std::size_t rows, std::size_t cols, const Work& work, cudaSt
   const std::size_t head = first_of(columns...).template head<N>();
   if (head < N && (columns.template aligned_at<N>(head, rows) && ...))
     launch_chunk_walk<N>(chunk_grid<N>{rows, cols, head < cols ? head : cols}, work, stream, what);
-  else
-    launch_element_walk(rows, cols, work, stream, what);
+  else launch_element_walk(rows, cols, work, stream, what);
 }
 
 template <class Columns, class F>
@@ -277,7 +281,8 @@ void update_columns(const Columns& columns, std::size_t rows, std::size_t cols, 
 }
 
 template <class In, class Out, class F>
-void map_columns_into(const In& in, const Out& out, std::size_t rows, std::size_t cols, const F& f, cudaStream_t stream) {
+void map_columns_into(const In& in, const Out& out, std::size_t rows, std::size_t cols, const F& f,
+                      cudaStream_t stream) {
   constexpr unsigned n = In::chunk_elements < Out::chunk_elements ? In::chunk_elements : Out::chunk_elements;
   constexpr const char* what = "coalesce::transform kernel launch";
   const overlap met = columns_overlap(in, out, rows, cols);
@@ -287,8 +292,7 @@ void map_columns_into(const In& in, const Out& out, std::size_t rows, std::size_
         "element reads would depend on the order the threads run in; write to other memory");
   if (met == overlap::in_place)
     launch_columns<n>(rows, cols, map_columns<In, Out, F, false>{in, out, f}, stream, what, in, out);
-  else
-    launch_columns<n>(rows, cols, map_columns<In, Out, F, true>{in, out, f}, stream, what, in, out);
+  else launch_columns<n>(rows, cols, map_columns<In, Out, F, true>{in, out, f}, stream, what, in, out);
 }
 
 }  // namespace coalesce::detail

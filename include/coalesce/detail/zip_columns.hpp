@@ -5,8 +5,8 @@
 
 #include <coalesce/config.hpp>
 #include <coalesce/detail/chunk_walk.hpp>
-#include <coalesce/detail/view_adapter_base.hpp>
 #include <coalesce/detail/value_pack.hpp>
+#include <coalesce/detail/view_adapter_base.hpp>
 #include <coalesce/detail/view_walks.hpp>
 
 #include <cstddef>
@@ -83,12 +83,13 @@ struct zip_columns {
         ...);
   }
   template <std::size_t... I>
-  COALESCE_DEVICE COALESCE_FORCEINLINE void load_one_each(grid_position p, value_type& out, std::index_sequence<I...>) const {
+  COALESCE_DEVICE COALESCE_FORCEINLINE void load_one_each(grid_position p, value_type& out,
+                                                          std::index_sequence<I...>) const {
     (slot<I>(columns).load_one(p, slot<I>(out)), ...);
   }
   template <class F, std::size_t... I>
   COALESCE_DEVICE COALESCE_FORCEINLINE static decltype(auto) call_each(const F& f, const value_type& v,
-                                                                      std::index_sequence<I...>) {
+                                                                       std::index_sequence<I...>) {
     return f(column_t<I>::element(slot<I>(v))...);
   }
   template <unsigned N, std::size_t... I>
@@ -135,12 +136,14 @@ struct walk_of<input_list<Views...>> {
   static extent shape(const input_list<Views...>& in) { return shape_of(in, indices{}); }
   template <std::size_t... I>
   static extent shape_of(const input_list<Views...>& in, std::index_sequence<I...>) {
-    const extent shapes[] = {extent{walk_of<walked_t<Views>>::rows(walked<I>(in)), walk_of<walked_t<Views>>::cols(walked<I>(in))}...};
+    const extent shapes[] = {
+        extent{walk_of<walked_t<Views>>::rows(walked<I>(in)), walk_of<walked_t<Views>>::cols(walked<I>(in))}...};
     bool same = true;
     for (const extent& e : shapes) same = same && e.rows == shapes[0].rows && e.cols == shapes[0].cols;
     if (!same) {
       std::string text;
-      for (const extent& e : shapes) text += (text.empty() ? "" : ", ") + std::to_string(e.rows) + " x " + std::to_string(e.cols);
+      for (const extent& e : shapes)
+        text += (text.empty() ? "" : ", ") + std::to_string(e.rows) + " x " + std::to_string(e.cols);
       throw std::invalid_argument("coalesce::inputs: the inputs must have one shape; they are " + text + " elements");
     }
     return shapes[0];

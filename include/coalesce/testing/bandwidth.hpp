@@ -88,9 +88,7 @@ struct dram_peak {
   int bus_width_bits = 0;         ///< the memory bus's width, in bits
 
   /// 2 x clock x bus width, in GB/s (1 GB = 1e9 B).
-  double gigabytes_per_s() const noexcept {
-    return 2.0 * memory_clock_khz * 1e3 * double(bus_width_bits) / 8.0 / 1e9;
-  }
+  double gigabytes_per_s() const noexcept { return 2.0 * memory_clock_khz * 1e3 * double(bus_width_bits) / 8.0 / 1e9; }
 };
 
 /// The current device's DRAM peak (cudaDevAttrMemoryClockRate, cudaDevAttrGlobalMemoryBusWidth).

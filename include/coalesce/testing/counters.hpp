@@ -63,8 +63,8 @@ inline constexpr const char* dram_bytes_write = "dram__bytes_write.sum";
 /// The ten metrics of namespace metric, which counters' named values and ratios read: what a
 /// counter_profiler collects unless it is given others.
 inline std::vector<std::string> default_metrics() {
-  return {metric::global_load_sectors,     metric::global_load_requests,     metric::global_store_sectors,
-          metric::global_store_requests,   metric::shared_load_wavefronts,   metric::shared_store_wavefronts,
+  return {metric::global_load_sectors,      metric::global_load_requests,      metric::global_store_sectors,
+          metric::global_store_requests,    metric::shared_load_wavefronts,    metric::shared_store_wavefronts,
           metric::shared_load_instructions, metric::shared_store_instructions, metric::dram_bytes_read,
           metric::dram_bytes_write};
 }
@@ -205,7 +205,8 @@ class counter_profiler {
     range_session& operator=(const range_session&) = delete;
 
     void configure() {
-      auto size = detail::cupti_params<CUpti_RangeProfiler_GetCounterDataSize_Params>(CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE);
+      auto size = detail::cupti_params<CUpti_RangeProfiler_GetCounterDataSize_Params>(
+          CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE);
       size.pRangeProfilerObject = object_;
       size.pMetricNames = owner_.metric_ptrs_.data();
       size.numMetrics = owner_.metric_ptrs_.size();
@@ -214,14 +215,16 @@ class counter_profiler {
       detail::cupti_check(::cuptiRangeProfilerGetCounterDataSize(&size), "cuptiRangeProfilerGetCounterDataSize");
       counter_data_.assign(size.counterDataSize, 0);
 
-      auto init = detail::cupti_params<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>(CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE);
+      auto init = detail::cupti_params<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>(
+          CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE);
       init.pRangeProfilerObject = object_;
       init.counterDataSize = counter_data_.size();
       init.pCounterData = counter_data_.data();
       detail::cupti_check(::cuptiRangeProfilerCounterDataImageInitialize(&init),
                           "cuptiRangeProfilerCounterDataImageInitialize");
 
-      auto config = detail::cupti_params<CUpti_RangeProfiler_SetConfig_Params>(CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE);
+      auto config =
+          detail::cupti_params<CUpti_RangeProfiler_SetConfig_Params>(CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE);
       config.pRangeProfilerObject = object_;
       config.configSize = owner_.config_image_.size();
       config.pConfig = owner_.config_image_.data();
@@ -252,21 +255,24 @@ class counter_profiler {
     }
 
     counters collect() {
-      auto decode = detail::cupti_params<CUpti_RangeProfiler_DecodeData_Params>(CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);
+      auto decode = detail::cupti_params<CUpti_RangeProfiler_DecodeData_Params>(
+          CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);
       decode.pRangeProfilerObject = object_;
       detail::cupti_check(::cuptiRangeProfilerDecodeData(&decode), "cuptiRangeProfilerDecodeData");
       if (decode.numOfRangeDropped != 0)
         throw std::runtime_error("coalesce::testing: more than " + std::to_string(max_kernels_per_measurement) +
                                  " kernels in one counter measurement; ranges were dropped");
 
-      auto info = detail::cupti_params<CUpti_RangeProfiler_GetCounterDataInfo_Params>(CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE);
+      auto info = detail::cupti_params<CUpti_RangeProfiler_GetCounterDataInfo_Params>(
+          CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE);
       info.pCounterDataImage = counter_data_.data();
       info.counterDataImageSize = counter_data_.size();
       detail::cupti_check(::cuptiRangeProfilerGetCounterDataInfo(&info), "cuptiRangeProfilerGetCounterDataInfo");
 
       std::vector<double> totals(owner_.metric_ptrs_.size(), 0.0), range_values(owner_.metric_ptrs_.size(), 0.0);
       for (std::size_t range = 0; range < info.numTotalRanges; ++range) {
-        auto eval = detail::cupti_params<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE);
+        auto eval = detail::cupti_params<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(
+            CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE);
         eval.pHostObject = owner_.host_object_;
         eval.pCounterDataImage = counter_data_.data();
         eval.counterDataImageSize = counter_data_.size();
@@ -299,38 +305,44 @@ class counter_profiler {
     chip.deviceIndex = static_cast<std::size_t>(device);
     detail::cupti_check(::cuptiDeviceGetChipName(&chip), "cuptiDeviceGetChipName");
 
-    auto avail = detail::cupti_params<CUpti_Profiler_GetCounterAvailability_Params>(CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE);
+    auto avail = detail::cupti_params<CUpti_Profiler_GetCounterAvailability_Params>(
+        CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE);
     avail.ctx = context_;
     detail::cupti_check(::cuptiProfilerGetCounterAvailability(&avail), "cuptiProfilerGetCounterAvailability (size)");
     availability_image_.assign(avail.counterAvailabilityImageSize, 0);
     avail.pCounterAvailabilityImage = availability_image_.data();
     detail::cupti_check(::cuptiProfilerGetCounterAvailability(&avail), "cuptiProfilerGetCounterAvailability");
 
-    auto host = detail::cupti_params<CUpti_Profiler_Host_Initialize_Params>(CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
+    auto host =
+        detail::cupti_params<CUpti_Profiler_Host_Initialize_Params>(CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
     host.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
     host.pChipName = chip.pChipName;
     host.pCounterAvailabilityImage = availability_image_.data();
     detail::cupti_check(::cuptiProfilerHostInitialize(&host), "cuptiProfilerHostInitialize");
     host_object_ = host.pHostObject;
 
-    auto add = detail::cupti_params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
+    auto add = detail::cupti_params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(
+        CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
     add.pHostObject = host_object_;
     add.ppMetricNames = metric_ptrs_.data();
     add.numMetrics = metric_ptrs_.size();
     detail::cupti_check(::cuptiProfilerHostConfigAddMetrics(&add), "cuptiProfilerHostConfigAddMetrics");
 
-    auto size = detail::cupti_params<CUpti_Profiler_Host_GetConfigImageSize_Params>(CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
+    auto size = detail::cupti_params<CUpti_Profiler_Host_GetConfigImageSize_Params>(
+        CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
     size.pHostObject = host_object_;
     detail::cupti_check(::cuptiProfilerHostGetConfigImageSize(&size), "cuptiProfilerHostGetConfigImageSize");
     config_image_.assign(size.configImageSize, 0);
 
-    auto image = detail::cupti_params<CUpti_Profiler_Host_GetConfigImage_Params>(CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
+    auto image = detail::cupti_params<CUpti_Profiler_Host_GetConfigImage_Params>(
+        CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
     image.pHostObject = host_object_;
     image.configImageSize = config_image_.size();
     image.pConfigImage = config_image_.data();
     detail::cupti_check(::cuptiProfilerHostGetConfigImage(&image), "cuptiProfilerHostGetConfigImage");
 
-    auto passes = detail::cupti_params<CUpti_Profiler_Host_GetNumOfPasses_Params>(CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE);
+    auto passes = detail::cupti_params<CUpti_Profiler_Host_GetNumOfPasses_Params>(
+        CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE);
     passes.configImageSize = config_image_.size();
     passes.pConfigImage = config_image_.data();
     detail::cupti_check(::cuptiProfilerHostGetNumOfPasses(&passes), "cuptiProfilerHostGetNumOfPasses");
@@ -339,7 +351,8 @@ class counter_profiler {
 
   void teardown() noexcept {
     if (host_object_ != nullptr) {
-      auto p = detail::cupti_params<CUpti_Profiler_Host_Deinitialize_Params>(CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
+      auto p = detail::cupti_params<CUpti_Profiler_Host_Deinitialize_Params>(
+          CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
       p.pHostObject = host_object_;
       (void)::cuptiProfilerHostDeinitialize(&p);
       host_object_ = nullptr;

@@ -47,8 +47,8 @@ inline std::optional<std::string> gpu_unavailable_reason() {
   if (count == 0) return std::string("no CUDA device is present");
   status = ::cudaFree(nullptr);
   if (status != cudaSuccess) {
-    std::string reason = std::string("creating a CUDA context: ") + ::cudaGetErrorName(status) + ": " +
-                         ::cudaGetErrorString(status);
+    std::string reason =
+        std::string("creating a CUDA context: ") + ::cudaGetErrorName(status) + ": " + ::cudaGetErrorString(status);
     (void)::cudaGetLastError();
     return reason;
   }
@@ -85,20 +85,15 @@ inline bool measuring() { return env_flag("COALESCE_TEST_FULL") && !under_saniti
 inline bool small_problems() { return !measuring(); }
 
 /// Throws cuda_error if the last kernel launch failed; call right after <<<...>>>.
-inline void check_launch(const char* what = "kernel launch") {
-  throw_on_error(::cudaGetLastError(), what);
-}
+inline void check_launch(const char* what = "kernel launch") { throw_on_error(::cudaGetLastError(), what); }
 
 /// Synchronizes the device and throws cuda_error naming `what` if any earlier work failed.
-inline void check_sync(const char* what = "device synchronization") {
-  throw_on_error(::cudaDeviceSynchronize(), what);
-}
+inline void check_sync(const char* what = "device synchronization") { throw_on_error(::cudaDeviceSynchronize(), what); }
 
 /// A device allocation of `size()` objects of T, owned; moves but never copies.
 template <class T>
 class device_buffer {
-  static_assert(std::is_trivially_copyable_v<T>,
-                "coalesce::testing::device_buffer<T>: T must be trivially copyable");
+  static_assert(std::is_trivially_copyable_v<T>, "coalesce::testing::device_buffer<T>: T must be trivially copyable");
 
  public:
   device_buffer() = default;

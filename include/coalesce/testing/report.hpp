@@ -123,7 +123,8 @@ class report {
   const report_row* best_competitor(const std::string& group) const {
     const report_row* best = nullptr;
     for (const auto& r : rows_)
-      if (r.group == group && r.role == row_role::competitor && (best == nullptr || r.gigabytes_per_s > best->gigabytes_per_s))
+      if (r.group == group && r.role == row_role::competitor &&
+          (best == nullptr || r.gigabytes_per_s > best->gigabytes_per_s))
         best = &r;
     return best;
   }
@@ -138,7 +139,8 @@ class report {
   /// The first competitor of `group` whose name starts with `prefix`, or nullptr.
   const report_row* named_competitor(const std::string& group, const std::string& prefix) const {
     for (const auto& r : rows_)
-      if (r.group == group && r.role == row_role::competitor && r.name.compare(0, prefix.size(), prefix) == 0) return &r;
+      if (r.group == group && r.role == row_role::competitor && r.name.compare(0, prefix.size(), prefix) == 0)
+        return &r;
     return nullptr;
   }
 
@@ -150,17 +152,19 @@ class report {
     std::string why;
     if (row.target->min_ratio_to_named_competitor > 0.0) {
       const report_row* named = named_competitor(row.group, row.target->named_competitor);
-      const double vs_named = named != nullptr && named->gigabytes_per_s > 0.0 ? row.gigabytes_per_s / named->gigabytes_per_s
-                                                                               : std::numeric_limits<double>::quiet_NaN();
+      const double vs_named = named != nullptr && named->gigabytes_per_s > 0.0
+                                  ? row.gigabytes_per_s / named->gigabytes_per_s
+                                  : std::numeric_limits<double>::quiet_NaN();
       if (!(vs_named >= row.target->min_ratio_to_named_competitor))
         why += "ratio to " + row.target->named_competitor + " " + detail::csv_number(vs_named, "%.3f") + " < " +
                detail::format_number("%.3f", row.target->min_ratio_to_named_competitor);
     }
     const double vs = ratio_to_best_competitor(row);
     if (row.target->min_ratio_to_best_competitor > 0.0 && !(vs >= row.target->min_ratio_to_best_competitor))
-      why += std::string(why.empty() ? "" : "; ") + "ratio to the best competitor " + detail::csv_number(vs, "%.3f") + " < " +
-             detail::format_number("%.3f", row.target->min_ratio_to_best_competitor);
-    if (row.target->min_fraction_of_dram_peak > 0.0 && !(row.fraction_of_dram_peak >= row.target->min_fraction_of_dram_peak))
+      why += std::string(why.empty() ? "" : "; ") + "ratio to the best competitor " + detail::csv_number(vs, "%.3f") +
+             " < " + detail::format_number("%.3f", row.target->min_ratio_to_best_competitor);
+    if (row.target->min_fraction_of_dram_peak > 0.0 &&
+        !(row.fraction_of_dram_peak >= row.target->min_fraction_of_dram_peak))
       why += std::string(why.empty() ? "" : "; ") + detail::percent(row.fraction_of_dram_peak) + " of DRAM peak < " +
              detail::percent(row.target->min_fraction_of_dram_peak);
     return why;
@@ -182,8 +186,8 @@ class report {
     for (const auto& group : groups()) {
       out += "\n" + group + "\n";
       std::snprintf(line, sizeof line, "  %-50s %-10s %9s %8s %8s %7s %8s %8s %9s %7s %8s  %s\n", "kernel", "role",
-                    "median ms", "GB/s", "% memcpy", "% peak", "ld s/req", "st s/req", "DRAM MB", "vs best",
-                    "vs comp.", "target");
+                    "median ms", "GB/s", "% memcpy", "% peak", "ld s/req", "st s/req", "DRAM MB", "vs best", "vs comp.",
+                    "target");
       out += line;
       for (const auto& r : rows_) {
         if (r.group != group) continue;
@@ -215,10 +219,10 @@ class report {
              detail::csv_number(r.load_sectors_per_request) + "," + detail::csv_number(r.store_sectors_per_request) +
              "," + detail::csv_number(r.dram_bytes) + "," + detail::csv_number(ratio_to_best(r)) + "," +
              detail::csv_number(ratio_to_best_competitor(r)) + "," +
-             (r.target ? detail::csv_number(r.target->min_ratio_to_best_competitor) + "," +
-                             detail::csv_number(r.target->min_fraction_of_dram_peak) + "," +
-                             (meets_target(r) ? "yes" : "no")
-                       : std::string(",,")) +
+             (r.target
+                  ? detail::csv_number(r.target->min_ratio_to_best_competitor) + "," +
+                        detail::csv_number(r.target->min_fraction_of_dram_peak) + "," + (meets_target(r) ? "yes" : "no")
+                  : std::string(",,")) +
              "," + detail::csv_field(r.note) + "\n";
     }
     return out;
@@ -238,22 +242,24 @@ class report {
     for (std::size_t i = 0; i < rows_.size(); ++i) {
       const auto& r = rows_[i];
       out += i == 0 ? "\n" : ",\n";
-      out += "    {\"group\": " + detail::json_string(r.group) + ", \"name\": " + detail::json_string(r.name) +
-             ", \"role\": " + detail::json_string(to_string(r.role)) +
-             ", \"median_ms\": " + detail::json_number(r.median_ms) +
-             ", \"gigabytes_per_s\": " + detail::json_number(r.gigabytes_per_s) +
-             ", \"ratio_to_memcpy\": " + detail::json_number(r.ratio_to_memcpy) +
-             ", \"fraction_of_dram_peak\": " + detail::json_number(r.fraction_of_dram_peak) +
-             ", \"load_sectors_per_request\": " + detail::json_number(r.load_sectors_per_request) +
-             ", \"store_sectors_per_request\": " + detail::json_number(r.store_sectors_per_request) +
-             ", \"dram_bytes\": " + detail::json_number(r.dram_bytes) +
-             ", \"ratio_to_best\": " + detail::json_number(ratio_to_best(r)) +
-             ", \"ratio_to_best_competitor\": " + detail::json_number(ratio_to_best_competitor(r)) + ", \"target\": " +
-             (r.target ? "{\"min_ratio_to_best_competitor\": " + detail::json_number(r.target->min_ratio_to_best_competitor) +
-                             ", \"min_fraction_of_dram_peak\": " + detail::json_number(r.target->min_fraction_of_dram_peak) +
-                             ", \"met\": " + (meets_target(r) ? "true" : "false") + "}"
-                       : std::string("null")) +
-             ", \"note\": " + detail::json_string(r.note) + "}";
+      out +=
+          "    {\"group\": " + detail::json_string(r.group) + ", \"name\": " + detail::json_string(r.name) +
+          ", \"role\": " + detail::json_string(to_string(r.role)) +
+          ", \"median_ms\": " + detail::json_number(r.median_ms) +
+          ", \"gigabytes_per_s\": " + detail::json_number(r.gigabytes_per_s) +
+          ", \"ratio_to_memcpy\": " + detail::json_number(r.ratio_to_memcpy) +
+          ", \"fraction_of_dram_peak\": " + detail::json_number(r.fraction_of_dram_peak) +
+          ", \"load_sectors_per_request\": " + detail::json_number(r.load_sectors_per_request) +
+          ", \"store_sectors_per_request\": " + detail::json_number(r.store_sectors_per_request) +
+          ", \"dram_bytes\": " + detail::json_number(r.dram_bytes) +
+          ", \"ratio_to_best\": " + detail::json_number(ratio_to_best(r)) +
+          ", \"ratio_to_best_competitor\": " + detail::json_number(ratio_to_best_competitor(r)) + ", \"target\": " +
+          (r.target
+               ? "{\"min_ratio_to_best_competitor\": " + detail::json_number(r.target->min_ratio_to_best_competitor) +
+                     ", \"min_fraction_of_dram_peak\": " + detail::json_number(r.target->min_fraction_of_dram_peak) +
+                     ", \"met\": " + (meets_target(r) ? "true" : "false") + "}"
+               : std::string("null")) +
+          ", \"note\": " + detail::json_string(r.note) + "}";
     }
     return out + "\n  ]\n}\n";
   }
@@ -278,7 +284,8 @@ class report {
   /// A horizontal bar chart of one group: each row's share of cudaMemcpy, with the 100% line and
   /// the DRAM peak's line; coalesce's rows, competitors and context in three colours.
   std::string svg(const std::string& group) const {
-    const double peak_ratio = reference_.gigabytes_per_s > 0.0 ? peak_.gigabytes_per_s() / reference_.gigabytes_per_s : 0.0;
+    const double peak_ratio =
+        reference_.gigabytes_per_s > 0.0 ? peak_.gigabytes_per_s() / reference_.gigabytes_per_s : 0.0;
     const double scale_max = std::max({1.0, best_ratio(group), peak_ratio});  // throws for an unknown group
     const double label_width = 330, bar_width = 420, row_height = 26, top = 74;
     std::vector<const report_row*> members;
@@ -296,7 +303,8 @@ class report {
     const char* colours[] = {"#2b7a3d", "#4a78b5", "#9aa5b1"};
     const char* legend[] = {"coalesce", "competitor", "context"};
     for (int i = 0; i < 3; ++i) {
-      s += num("<rect x=\"%.0f\" y=\"50\" width=\"10\" height=\"10\" fill=\"", 12.0 + 110.0 * i) + colours[i] + "\"/>\n";
+      s +=
+          num("<rect x=\"%.0f\" y=\"50\" width=\"10\" height=\"10\" fill=\"", 12.0 + 110.0 * i) + colours[i] + "\"/>\n";
       s += num("<text x=\"%.0f\" y=\"59\" font-size=\"11\">", 26.0 + 110.0 * i) + legend[i] + "</text>\n";
     }
     for (std::size_t i = 0; i < members.size(); ++i) {
@@ -311,14 +319,16 @@ class report {
            detail::percent(r.ratio_to_memcpy) + " (" + detail::percent(r.fraction_of_dram_peak) + " of peak)</text>\n";
     }
     auto vertical = [&](const char* cls, double ratio, const char* colour, const std::string& label, double label_y) {
-      s += std::string("<line class=\"") + cls + "\"" + num(" x1=\"%.1f\"", x_at(ratio)) + num(" y1=\"%.0f\"", top - 4) +
-           num(" x2=\"%.1f\"", x_at(ratio)) + num(" y2=\"%.0f\"", height - 24) + " stroke=\"" + colour +
-           "\" stroke-dasharray=\"4 3\"/>\n";
-      s += num("<text x=\"%.1f\" ", x_at(ratio)) + num("y=\"%.0f\" font-size=\"11\" text-anchor=\"middle\" fill=\"", label_y) +
-           colour + "\">" + label + "</text>\n";
+      s += std::string("<line class=\"") + cls + "\"" + num(" x1=\"%.1f\"", x_at(ratio)) +
+           num(" y1=\"%.0f\"", top - 4) + num(" x2=\"%.1f\"", x_at(ratio)) + num(" y2=\"%.0f\"", height - 24) +
+           " stroke=\"" + colour + "\" stroke-dasharray=\"4 3\"/>\n";
+      s += num("<text x=\"%.1f\" ", x_at(ratio)) +
+           num("y=\"%.0f\" font-size=\"11\" text-anchor=\"middle\" fill=\"", label_y) + colour + "\">" + label +
+           "</text>\n";
     };
     vertical("memcpy", 1.0, "#c0392b", "cudaMemcpy = 100%", height - 12);
-    if (peak_ratio > 0.0) vertical("peak", peak_ratio, "#7d3c98", "DRAM peak = " + detail::percent(peak_ratio), height - 2);
+    if (peak_ratio > 0.0)
+      vertical("peak", peak_ratio, "#7d3c98", "DRAM peak = " + detail::percent(peak_ratio), height - 2);
     return s + "</svg>\n";
   }
 
@@ -350,8 +360,10 @@ class report {
            std::to_string(reference_.copies_per_sample) + " back-to-back copies of " +
            detail::format_number("%.0f", double(reference_.copy_bytes) / double(1 << 20)) +
            " MiB)\nDRAM peak: " + detail::format_number("%.1f", peak_.gigabytes_per_s()) + " GB/s (2 x " +
-           detail::format_number("%.0f", peak_.memory_clock_khz / 1e3) + " MHz x " + std::to_string(peak_.bus_width_bits) +
-           "-bit bus) = " + detail::percent(reference_.gigabytes_per_s > 0 ? peak_.gigabytes_per_s() / reference_.gigabytes_per_s : 0.0) +
+           detail::format_number("%.0f", peak_.memory_clock_khz / 1e3) + " MHz x " +
+           std::to_string(peak_.bus_width_bits) + "-bit bus) = " +
+           detail::percent(reference_.gigabytes_per_s > 0 ? peak_.gigabytes_per_s() / reference_.gigabytes_per_s
+                                                          : 0.0) +
            " of cudaMemcpy";
   }
 
@@ -362,10 +374,12 @@ class report {
     if (r.target->min_ratio_to_best_competitor > 0.0)
       t += ">= " + detail::format_number("%.2f", r.target->min_ratio_to_best_competitor) + " x best competitor";
     if (r.target->min_fraction_of_dram_peak > 0.0)
-      t += std::string(t.empty() ? "" : ", ") + ">= " + detail::percent(r.target->min_fraction_of_dram_peak) + " of peak";
+      t += std::string(t.empty() ? "" : ", ") + ">= " + detail::percent(r.target->min_fraction_of_dram_peak) +
+           " of peak";
     if (r.target->min_ratio_to_named_competitor > 0.0)
-      t += std::string(t.empty() ? "" : ", ") + ">= " + detail::format_number("%.2f", r.target->min_ratio_to_named_competitor) +
-           " x " + r.target->named_competitor;
+      t += std::string(t.empty() ? "" : ", ") +
+           ">= " + detail::format_number("%.2f", r.target->min_ratio_to_named_competitor) + " x " +
+           r.target->named_competitor;
     if (with_verdict) t += meets_target(r) ? ": met" : ": MISSED";
     return t;
   }

@@ -109,5 +109,3 @@ TEST_CASE("columns whose chunks are not whole 16-byte words (24- and 40-byte chu
   CHECK(exact_after_for_each(wide, update_wide{}));
   CHECK(exact_after_for_each(narrow, update_narrow{}));
 }
-
-

@@ -24,10 +24,13 @@ using coalesce_test::profiler;
 
 namespace coalesce_test::fallbacks_common {
 
-inline std::size_t count_or_small(std::size_t n) { return coalesce::testing::small_problems() ? (std::size_t(1) << 14) + 5 : n; }
+inline std::size_t count_or_small(std::size_t n) {
+  return coalesce::testing::small_problems() ? (std::size_t(1) << 14) + 5 : n;
+}
 
 // The aligned case as the one competitor of a comparison.
-inline std::vector<coalesce_test::candidate> aligned_case(const std::string& name, std::function<void(cudaStream_t)> launch) {
+inline std::vector<coalesce_test::candidate> aligned_case(const std::string& name,
+                                                          std::function<void(cudaStream_t)> launch) {
   return {{name + " (the aligned case)", coalesce::testing::row_role::competitor, std::move(launch)}};
 }
 

@@ -23,7 +23,8 @@ template <class T>
 bool for_each_exact(std::size_t n) {
   std::vector<T> records(n);  // finite values: a NaN's payload need not survive the device's arithmetic
   for (std::size_t i = 0; i < n; ++i) {
-    for (std::size_t k = 0; k < records[i].values.size(); ++k) records[i].values[k] = float((i * 31 + k) % 1000) * 0.25f;
+    for (std::size_t k = 0; k < records[i].values.size(); ++k)
+      records[i].values[k] = float((i * 31 + k) % 1000) * 0.25f;
     records[i].id = int(i);
   }
   ct::device_buffer<T> buffer(records);

@@ -1,7 +1,8 @@
 // device.fallbacks (see exact.cu): the fallbacks measured against the aligned cases, in one process.
 #include "fallbacks_common.hpp"
 
-TEST_CASE("a 12-byte field beside float columns moves in consecutive 16-byte words, DRAM bytes ideal, within 5% of seven float columns") {
+TEST_CASE(
+    "a 12-byte field beside float columns moves in consecutive 16-byte words, DRAM bytes ideal, within 5% of seven float columns") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   fb::twelve_byte_columns work(count_or_small(std::size_t(1) << 25));
   work.fallback(0);
@@ -29,7 +30,8 @@ TEST_CASE("a 12-byte field beside float columns moves in consecutive 16-byte wor
   CHECK(c.versus_best_competitor() >= targets::fallback_versus_aligned);
 }
 
-TEST_CASE("a 16-byte struct of 4-byte alignment: transform and for_each read it as one 16-byte access, within 5% of the aligned struct") {
+TEST_CASE(
+    "a 16-byte struct of 4-byte alignment: transform and for_each read it as one 16-byte access, within 5% of the aligned struct") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   fb::under_aligned_structs work(count_or_small(std::size_t(1) << 26));
   work.transform_fallback(0);
@@ -44,7 +46,8 @@ TEST_CASE("a 16-byte struct of 4-byte alignment: transform and for_each read it 
   {
     fb::under_aligned_structs shifted(4097);
     // 4095 Quads starting one float in (4-byte aligned), then 4095 starting one Quad in (16-byte aligned).
-    auto odd = cuda::std::span<fb::Quad>(reinterpret_cast<fb::Quad*>(reinterpret_cast<float*>(shifted.quad_span().data()) + 1), 4095);
+    auto odd = cuda::std::span<fb::Quad>(
+        reinterpret_cast<fb::Quad*>(reinterpret_cast<float*>(shifted.quad_span().data()) + 1), 4095);
     auto quads = shifted.quad_span().subspan(1, 4095);
     coalesce::for_each(odd, fb::quad_halve{});
     coalesce::for_each(quads, fb::quad_halve{});
@@ -109,7 +112,8 @@ TEST_CASE("AoS <-> SoA conversion from and to an array 4, 8 or 12 bytes off 16-b
   }
 }
 
-TEST_CASE("AoS <-> SoA conversion 4 bytes off 16-byte alignment keeps 16-byte copies and is within 5% of the aligned array") {
+TEST_CASE(
+    "AoS <-> SoA conversion 4 bytes off 16-byte alignment keeps 16-byte copies and is within 5% of the aligned array") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   fb::offset_array_of_structs work(count_or_small(std::size_t(1) << 25));
   Particle* aligned = work.aligned_structs();
@@ -136,14 +140,15 @@ TEST_CASE("AoS <-> SoA conversion 4 bytes off 16-byte alignment keeps 16-byte co
   const auto a = coalesce_test::compare_with_competitors(
       meter, "AoS to SoA from 4 bytes off 16-byte alignment: coalesce::copy_aos_to_soa",
       [&](cudaStream_t s) { work.to_soa(offset, s); },
-      aligned_case("coalesce::copy_aos_to_soa from a 16-byte-aligned array", [&](cudaStream_t s) { work.to_soa(aligned, s); }),
+      aligned_case("coalesce::copy_aos_to_soa from a 16-byte-aligned array",
+                   [&](cudaStream_t s) { work.to_soa(aligned, s); }),
       work.bytes);
   CHECK(a.versus_best_competitor() >= targets::fallback_versus_aligned);
   const auto b = coalesce_test::compare_with_competitors(
       meter, "SoA to AoS at 4 bytes off 16-byte alignment: coalesce::copy_soa_to_aos",
       [&](cudaStream_t s) { work.to_aos(offset, s); },
-      aligned_case("coalesce::copy_soa_to_aos to a 16-byte-aligned array", [&](cudaStream_t s) { work.to_aos(aligned, s); }),
+      aligned_case("coalesce::copy_soa_to_aos to a 16-byte-aligned array",
+                   [&](cudaStream_t s) { work.to_aos(aligned, s); }),
       work.bytes);
   CHECK(b.versus_best_competitor() >= targets::fallback_versus_aligned);
 }
-

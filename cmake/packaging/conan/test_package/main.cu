@@ -18,7 +18,9 @@
 #  error "test_package: CMakeLists.txt passes EXPECTED_VERSION, the version Conan packaged"
 #endif
 
-struct Particle { float x, y, z, vx, vy, vz; };
+struct Particle {
+  float x, y, z, vx, vy, vz;
+};
 COALESCE_FIELDS(Particle, x, y, z, vx, vy, vz);
 
 namespace {

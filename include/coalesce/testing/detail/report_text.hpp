@@ -52,7 +52,9 @@ inline std::string json_string(const std::string& s) {
 
 // A JSON number, or null for NaN (JSON has no NaN).
 inline std::string json_number(double v) { return std::isnan(v) ? "null" : format_number("%.6g", v); }
-inline std::string csv_number(double v, const char* format = "%.6g") { return std::isnan(v) ? "" : format_number(format, v); }
+inline std::string csv_number(double v, const char* format = "%.6g") {
+  return std::isnan(v) ? "" : format_number(format, v);
+}
 
 inline std::string xml_escape(const std::string& s) {
   std::string out;
