@@ -56,14 +56,21 @@ function(_coalesce_fetch_catch2)
   endif()
   if(NOT have STREQUAL COALESCE_CATCH2_SHA256)
     message(STATUS "coalesce: no installed Catch2; downloading Catch2 ${COALESCE_CATCH2_VERSION} from ${COALESCE_CATCH2_URL}")
-    file(DOWNLOAD "${COALESCE_CATCH2_URL}" "${archive}" STATUS status TIMEOUT 120 INACTIVITY_TIMEOUT 30
-      EXPECTED_HASH SHA256=${COALESCE_CATCH2_SHA256} TLS_VERIFY ON)
+    # The hash is checked after the download rather than by EXPECTED_HASH, which reports a failed
+    # download as a hash mismatch.
+    file(DOWNLOAD "${COALESCE_CATCH2_URL}" "${archive}" STATUS status TIMEOUT 120 INACTIVITY_TIMEOUT 30 TLS_VERIFY ON)
     list(GET status 0 code)
     if(NOT code EQUAL 0)
       list(GET status 1 text)
       file(REMOVE "${archive}")
       _coalesce_catch2_unavailable(
         "downloading Catch2 ${COALESCE_CATCH2_VERSION} from ${COALESCE_CATCH2_URL} failed (${text}: no network here?)")
+    endif()
+    file(SHA256 "${archive}" have)
+    if(NOT have STREQUAL COALESCE_CATCH2_SHA256)
+      file(REMOVE "${archive}")
+      set(why "the archive from ${COALESCE_CATCH2_URL} is not Catch2 ${COALESCE_CATCH2_VERSION}'s")
+      _coalesce_catch2_unavailable("${why} (SHA-256 ${have}, expected ${COALESCE_CATCH2_SHA256})")
     endif()
   endif()
   include(FetchContent)
