@@ -31,8 +31,11 @@
 
 #  include <coalesce/detail/box_copy.hpp>
 #  include <coalesce/detail/halo_parts.hpp>
+#  include <coalesce/detail/nccl_group.hpp>
+#  include <coalesce/detail/nvtx.hpp>
 #  include <coalesce/error.hpp>
 #  include <coalesce/memory.hpp>
+#  include <coalesce/nccl_error.hpp>
 #  include <coalesce/pitched_matrix.hpp>
 #  include <coalesce/pitched_volume.hpp>
 
@@ -48,23 +51,6 @@
 
 namespace coalesce {
 
-/// An NCCL call that failed: its result, and NCCL's text for it.
-class nccl_error : public std::runtime_error {
- public:
-  /// what() is "`what`: NCCL's text for `result`".
-  nccl_error(ncclResult_t result, const std::string& what)
-      : std::runtime_error(what + ": " + ::ncclGetErrorString(result)), result_(result) {}
-  ncclResult_t result() const noexcept { return result_; }  ///< what the NCCL call returned
-
- private:
-  ncclResult_t result_;
-};
-
-/// Throws nccl_error naming `what` (the call) unless `result` is ncclSuccess.
-inline void throw_on_nccl_error(ncclResult_t result, const char* what) {
-  if (result != ncclSuccess) throw nccl_error(result, what);
-}
-
 /// The ranks that own the rows above and below a block; -1 where the block is at the domain's
 /// edge (its halo there is left as it is: the boundary condition's to fill). For a periodic
 /// domain, the first and last ranks are each other's neighbours.
@@ -72,50 +58,6 @@ struct row_neighbours {
   int above = -1;  ///< the rank whose block ends where this one starts
   int below = -1;  ///< the rank whose block starts where this one ends
 };
-
-namespace detail {
-
-// Runs post() between ncclGroupStart and ncclGroupEnd (joining the caller's group, if one is
-// open). If post() throws, the group is ended before the exception goes on: a group left open
-// would hold back every later NCCL call of this thread.
-template <class Post>
-void in_nccl_group(const char* what, const Post& post) {
-  throw_on_nccl_error(::ncclGroupStart(), what);
-  try {
-    post();
-  } catch (...) {
-    (void)::ncclGroupEnd();
-    throw;
-  }
-  throw_on_nccl_error(::ncclGroupEnd(), what);
-}
-
-// Posts one rank's halo messages as one NCCL group (joining the caller's, if one is open).
-// NCCL pairs the messages between two ranks in the order they are posted, so every rank posts
-// its messages towards `next` (below, right, after) first and towards `previous` second: where one
-// rank is both neighbours (two ranks, periodic, or one rank alone) each message still lands in
-// the right halo.
-inline void post_halo_messages(const halo_side& previous, const halo_side& next, const halo_messages& layers,
-                               ncclComm_t comm, cudaStream_t stream, const char* what) {
-  const auto at = [&](const void* start, std::size_t k) {
-    return static_cast<const unsigned char*>(start) + k * layers.stride;
-  };
-  const auto to = [&](void* start, std::size_t k) { return static_cast<unsigned char*>(start) + k * layers.stride; };
-  throw_if_earlier_error(what);  // NCCL does not look: a pending CUDA error is the caller's
-  in_nccl_group(what, [&] {
-    for (std::size_t k = 0; next.peer >= 0 && k < layers.count; ++k)
-      throw_on_nccl_error(::ncclSend(at(next.send, k), layers.bytes, ncclUint8, next.peer, comm, stream), what);
-    for (std::size_t k = 0; previous.peer >= 0 && k < layers.count; ++k)
-      throw_on_nccl_error(::ncclRecv(to(previous.receive, k), layers.bytes, ncclUint8, previous.peer, comm, stream),
-                          what);
-    for (std::size_t k = 0; previous.peer >= 0 && k < layers.count; ++k)
-      throw_on_nccl_error(::ncclSend(at(previous.send, k), layers.bytes, ncclUint8, previous.peer, comm, stream), what);
-    for (std::size_t k = 0; next.peer >= 0 && k < layers.count; ++k)
-      throw_on_nccl_error(::ncclRecv(to(next.receive, k), layers.bytes, ncclUint8, next.peer, comm, stream), what);
-  });
-}
-
-}  // namespace detail
 
 /// Sends the block's first and last `halo` own rows to the ranks above and below, and receives
 /// their rows into its halos, ordered on `stream`: work queued on `stream` afterwards sees the
@@ -133,6 +75,7 @@ void exchange_row_halos(pitched_view<T> block, std::size_t halo, row_neighbours 
   static_assert(!std::is_const_v<T>,
                 "coalesce::exchange_row_halos: the block receives its halos: pass a writable view");
   constexpr const char* what = "coalesce::exchange_row_halos";
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::exchange_row_halos");
   if (halo == 0 || (neighbours.above < 0 && neighbours.below < 0)) return;
   detail::require_room_for_halos(block.rows(), halo, what, "rows");
   const std::size_t row_bytes = block.cols() * sizeof(T);
@@ -162,6 +105,7 @@ class row_halo_exchange {
   /// Posts the exchange on `exchange_stream`, which must be ordered after the writes of the rows
   /// it sends.
   void start(cudaStream_t exchange_stream) {
+    COALESCE_DETAIL_NVTX_RANGE("coalesce::row_halo_exchange::start");
     exchange_row_halos(block_, halo_, neighbours_, comm_, exchange_stream);
     exchange_stream_ = exchange_stream;
   }
@@ -250,6 +194,7 @@ class volume_halo_exchange {
   /// side that has a neighbour; nothing where the faces go as they are. Throws coalesce::cuda_error
   /// if the launch fails.
   void pack() {
+    COALESCE_DETAIL_NVTX_RANGE("coalesce::volume_halo_exchange::pack");
     if (halo_ == 0 || !packs()) return;
     detail::copy_boxes<detail::box_direction::to_buffer>(sent(neighbours_.before, halo_, send_before),
                                                          sent(neighbours_.after, extent() - 2 * halo_, send_after),
@@ -260,6 +205,7 @@ class volume_halo_exchange {
   /// halo layers where the faces go as they are), on the stream: one NCCL group, joining the
   /// caller's if one is open. Throws coalesce::nccl_error if NCCL fails.
   void post() {
+    COALESCE_DETAIL_NVTX_RANGE("coalesce::volume_halo_exchange::post");
     if (halo_ == 0) return;
     if (packs()) {
       detail::post_halo_messages(detail::halo_side{neighbours_.before, buffer(send_before), buffer(receive_before)},
@@ -278,6 +224,7 @@ class volume_halo_exchange {
   /// has ended; nothing where the faces go as they are. Throws coalesce::cuda_error if the launch
   /// fails.
   void unpack() {
+    COALESCE_DETAIL_NVTX_RANGE("coalesce::volume_halo_exchange::unpack");
     if (halo_ == 0 || !packs()) return;
     detail::copy_boxes<detail::box_direction::from_buffer>(sent(neighbours_.before, 0, receive_before),
                                                            sent(neighbours_.after, extent() - halo_, receive_after),
@@ -287,6 +234,7 @@ class volume_halo_exchange {
   /// pack, post and unpack: for one rank per process, not inside a group the caller opened (the
   /// unpack would be queued before the receives it reads).
   void exchange() {
+    COALESCE_DETAIL_NVTX_RANGE("coalesce::volume_halo_exchange::exchange");
     pack();
     post();
     unpack();
@@ -294,11 +242,13 @@ class volume_halo_exchange {
 
   /// pack and post: the split-phase form's first half, inside the caller's group if one is open.
   void start() {
+    COALESCE_DETAIL_NVTX_RANGE("coalesce::volume_halo_exchange::start");
     pack();
     post();
   }
   /// Work queued on `work_stream` from now on sees the halos. After the outermost ncclGroupEnd.
   void finish(cudaStream_t work_stream) {
+    COALESCE_DETAIL_NVTX_RANGE("coalesce::volume_halo_exchange::finish");
     unpack();
     if (!done_) done_.emplace(what_);
     done_->order(stream_, work_stream, what_);
@@ -370,12 +320,36 @@ class column_halo_exchange {
       : exchange_(as_volume(block), volume_axis::x, halo, axis_neighbours{neighbours.left, neighbours.right}, comm,
                   stream, "coalesce::column_halo_exchange") {}
 
-  void pack() { exchange_.pack(); }                                  ///< packs the strips sent
-  void post() { exchange_.post(); }                                  ///< sends and receives the strips
-  void unpack() { exchange_.unpack(); }                              ///< unpacks the strips received
-  void exchange() { exchange_.exchange(); }                          ///< the three, outside a caller's group
-  void start() { exchange_.start(); }                                ///< pack and post
-  void finish(cudaStream_t work_stream) { exchange_.finish(work_stream); }  ///< unpack; work_stream waits
+  /// Packs the strips sent.
+  void pack() {
+    COALESCE_DETAIL_NVTX_RANGE("coalesce::column_halo_exchange::pack");
+    exchange_.pack();
+  }
+  /// Sends and receives the strips.
+  void post() {
+    COALESCE_DETAIL_NVTX_RANGE("coalesce::column_halo_exchange::post");
+    exchange_.post();
+  }
+  /// Unpacks the strips received.
+  void unpack() {
+    COALESCE_DETAIL_NVTX_RANGE("coalesce::column_halo_exchange::unpack");
+    exchange_.unpack();
+  }
+  /// The three, outside a caller's group.
+  void exchange() {
+    COALESCE_DETAIL_NVTX_RANGE("coalesce::column_halo_exchange::exchange");
+    exchange_.exchange();
+  }
+  /// Pack and post.
+  void start() {
+    COALESCE_DETAIL_NVTX_RANGE("coalesce::column_halo_exchange::start");
+    exchange_.start();
+  }
+  /// Unpack; work queued on `work_stream` from now on sees the halos.
+  void finish(cudaStream_t work_stream) {
+    COALESCE_DETAIL_NVTX_RANGE("coalesce::column_halo_exchange::finish");
+    exchange_.finish(work_stream);
+  }
 
  private:
   static pitched_volume_view<T> as_volume(const pitched_view<T>& m) {
