@@ -13,6 +13,7 @@
 #include <coalesce/testing/testing.hpp>
 
 #include "coalesce_test.hpp"
+#include "nvtx_counting.hpp"
 #include "nvtx_recorder.hpp"
 
 #include <cuda/std/functional>
@@ -46,13 +47,17 @@ std::vector<std::string> names_in(const std::string& domain) {
   return names;
 }
 
+// Whether the running test case counts ranges (nvtx::counting(): not under compute-sanitizer).
+bool counted = true;
+
 // What `call` pushed in domain "coalesce": `expected` where the ranges are on, nothing where they
-// are off; every range closed after it.
+// are off; every range closed after it. Only runs `call` where ranges are not counted.
 template <class Call>
 void check_ranges(const std::vector<std::string>& expected, Call&& call) {
   nvtx::clear();
   call();
   COALESCE_CUDA_CHECK(cudaDeviceSynchronize());
+  if (!counted) return;
   CHECK(nvtx::open_ranges() == 0);
   CHECK(names_in("coalesce") == (coalesce_ranges ? expected : std::vector<std::string>{}));
 }
@@ -78,14 +83,13 @@ struct key_of {
 TEST_CASE("NVTX loaded the test's tool", "[nvtx]") {
   // The first NVTX call initializes NVTX, which loads the tool named by NVTX_INJECTION64_PATH; a
   // mark of the test's own, so that it happens where coalesce's ranges are off too.
-  nvtxMarkA("coalesce's NVTX test starts");
+  counted = nvtx::counting();
   coalesce::soa_vector<Body> v(16);
   check_ranges({"coalesce::fill"}, [&] { coalesce::fill(v.view(), Body{}); });
-  REQUIRE(nvtx::attached());
 }
 
 TEST_CASE("one range per algorithm call, named as the call", "[nvtx]") {
-  REQUIRE(nvtx::attached());
+  counted = nvtx::counting();
   const std::size_t n = 100003;
   coalesce::soa_vector<Body> v(bodies(n));
   coalesce::soa_vector<Body> out(n);
@@ -108,16 +112,18 @@ TEST_CASE("one range per algorithm call, named as the call", "[nvtx]") {
   nvtx::clear();
   coalesce::sort_by_key(v, key_of{});
   COALESCE_CUDA_CHECK(cudaDeviceSynchronize());
-  CHECK(nvtx::open_ranges() == 0);
-  CHECK(names_in("coalesce") ==
-        (coalesce_ranges ? std::vector<std::string>{"coalesce::sort_by_key"} : std::vector<std::string>{}));
-  CHECK_FALSE(names_in("CCCL").empty());
+  if (counted) {
+    CHECK(nvtx::open_ranges() == 0);
+    CHECK(names_in("coalesce") ==
+          (coalesce_ranges ? std::vector<std::string>{"coalesce::sort_by_key"} : std::vector<std::string>{}));
+    CHECK_FALSE(names_in("CCCL").empty());
+  }
   const auto sorted = v.to_vector();
   for (std::size_t i = 1; i < sorted.size(); ++i) REQUIRE(sorted[i - 1].key <= sorted[i].key);
 }
 
 TEST_CASE("one range per container copy", "[nvtx]") {
-  REQUIRE(nvtx::attached());
+  counted = nvtx::counting();
   const auto host = bodies(1000);
   check_ranges({"coalesce::soa_vector::soa_vector"}, [&] { coalesce::soa_vector<Body> v(host); });
   // Value-initialized elements are copied in: a range too.
@@ -141,7 +147,7 @@ TEST_CASE("one range per container copy", "[nvtx]") {
 }
 
 TEST_CASE("a call inside a stream capture has its range, and the graph runs", "[nvtx]") {
-  REQUIRE(nvtx::attached());
+  counted = nvtx::counting();
   cudaStream_t stream = nullptr;
   COALESCE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   {
