@@ -1,0 +1,179 @@
+// coalesce: particles meet grids. One include for the particle helpers: wrap and uniform_grid
+// (<coalesce/uniform_grid.hpp>, host-capable), sort_by_key (<coalesce/reorder.hpp>), and bin, the
+// offset of every bin's first particle in a vector sorted by bin, through CUB's histogram and
+// scan. Asynchronous on the container's stream, scratch from coalesce's pool. Needs a CUDA compiler.
+#pragma once
+/// @file
+
+#if !defined(__CUDACC__)
+// One error instead of pages: a host compiler stops at the first CUDA keyword in here.
+#  error \
+      "coalesce/particles.hpp launches kernels: include it from a .cu file, compiled by nvcc (<coalesce/uniform_grid.hpp> has wrap and uniform_grid for host code)"
+#else
+
+#  include <coalesce/algorithm.hpp>
+#  include <coalesce/config.hpp>
+#  include <coalesce/detail/device_memory.hpp>
+#  include <coalesce/detail/nvtx.hpp>
+#  include <coalesce/detail/reorder_plan.hpp>
+#  include <coalesce/error.hpp>
+#  include <coalesce/memory.hpp>
+#  include <coalesce/pitched_matrix.hpp>
+#  include <coalesce/reorder.hpp>
+#  include <coalesce/scan.hpp>
+#  include <coalesce/soa.hpp>
+#  include <coalesce/uniform_grid.hpp>
+
+#  include <cub/device/device_histogram.cuh>
+#  include <cub/device/device_scan.cuh>
+#  include <cuda/std/span>
+#  include <thrust/iterator/counting_iterator.h>
+#  include <thrust/iterator/transform_iterator.h>
+
+#  include <cuda_runtime_api.h>
+
+#  include <cstddef>
+#  include <cstdint>
+#  include <limits>
+#  include <stdexcept>
+#  include <string>
+#  include <type_traits>
+
+namespace coalesce {
+namespace detail {
+
+// What key(element) returns, seen from the host (CUB sizes its histogram by it): an unsigned 32-
+// or 64-bit integer, as sort_by_key's keys, so that one key function sorts and bins.
+template <class T, class Key>
+constexpr bool bin_key_ok() {
+  constexpr bool visible = COALESCE_DETAIL_RESULT_VISIBLE_ON_HOST(Key);
+  static_assert(visible,
+                "coalesce::bin: the host cannot see what a __device__ lambda returns, and needs the key type for "
+                "the histogram: give the lambda a trailing return type ([] __device__(auto p) -> std::uint32_t "
+                "{...}), make it __host__ __device__, wrap it in cuda::proclaim_return_type<K>, or pass a function "
+                "object");
+  if constexpr (visible) {
+    using key_type = std::decay_t<decltype(std::declval<Key&>()(std::declval<soa_reference_t<const T>>()))>;
+    static_assert(is_sort_key_v<key_type>,
+                  "coalesce::bin: key(element) must return an unsigned 32- or 64-bit integer (std::uint32_t, "
+                  "std::uint64_t), the key sort_by_key sorts by");
+    return is_sort_key_v<key_type>;
+  }
+  return false;
+}
+
+template <class Offset>
+constexpr bool bin_offset_ok() {
+  constexpr bool ok = std::is_same_v<Offset, std::uint32_t> || std::is_same_v<Offset, std::uint64_t>;
+  static_assert(ok, "coalesce::bin: the offsets must be a cuda::std::span of std::uint32_t or std::uint64_t");
+  return ok;
+}
+
+// offsets[0, bins] of the elements of `view` binned by key: the histogram of the keys in [0, bins)
+// into offsets[0, bins) (CUB zeroes it first; keys outside fall in no bin), offsets[bins] = 0, and
+// the exclusive sum of those bins + 1 counts in place. One read of each key (only the columns key
+// reads), then bins + 1 counts written and read twice; nothing waits.
+template <class K, class T, class Key, class Offset>
+void bin_into(const soa_view<const T>& view, const Key& key, std::size_t bins, Offset* offsets, cudaStream_t stream,
+              const char* what) {
+  throw_if_earlier_error(what);
+  const std::size_t n = view.size();
+  if (n > std::size_t(std::numeric_limits<Offset>::max()))
+    throw std::length_error(std::string(what) + ": " + std::to_string(n) + " particles do not fit " +
+                            std::to_string(sizeof(Offset) * 8) + "-bit offsets; bin into a span of std::uint64_t");
+  if (n == 0 || bins == 0) {  // every offset is 0 (no particle, or none in a bin)
+    throw_on_error(::cudaMemsetAsync(offsets, 0, (bins + 1) * sizeof(Offset), stream), what);
+    return;
+  }
+  throw_on_error(::cudaMemsetAsync(offsets + bins, 0, sizeof(Offset), stream), what);
+  // CUB's histogram counts with atomicAdd, which has no overload for unsigned long (std::uint64_t
+  // on Linux), only for unsigned long long: the same 64 bits.
+  using counter = std::conditional_t<sizeof(Offset) == 8, unsigned long long, std::uint32_t>;
+  counter* const counts = reinterpret_cast<counter*>(offsets);
+  const auto keys = thrust::make_transform_iterator(thrust::counting_iterator<std::size_t>(0),
+                                                    element_at_index<soa_view<const T>, Key, K>{view, key});
+  const int levels = int(bins + 1);
+  const auto samples = static_cast<std::int64_t>(n);
+  with_scan_scratch(
+      [&](void* temp, std::size_t& bytes) {
+        return cub::DeviceHistogram::HistogramEven(temp, bytes, keys, counts, levels, K(0), K(bins), samples, stream);
+      },
+      stream, "coalesce::bin: cub::DeviceHistogram::HistogramEven");
+  with_scan_scratch(
+      [&](void* temp, std::size_t& bytes) {
+        return cub::DeviceScan::ExclusiveSum(temp, bytes, counts, bins + 1, stream);
+      },
+      stream, "coalesce::bin: cub::DeviceScan::ExclusiveSum");
+}
+
+// The checks and the key type, shared by both forms.
+template <class T, class Key, class Offset>
+void bin_view(const soa_view<const T>& view, const Key& key, std::size_t bins, Offset* offsets, std::size_t count,
+              cudaStream_t stream) {
+  constexpr const char* what = "coalesce::bin";
+  if (bins > std::size_t(std::numeric_limits<int>::max() - 1))
+    throw std::invalid_argument(std::string(what) + ": " + std::to_string(bins) +
+                                " bins; CUB's histogram takes at most 2^31 - 2");
+  if (count != bins + 1)
+    throw std::invalid_argument(std::string(what) + ": the offsets have " + std::to_string(count) +
+                                " elements; bins + 1 = " + std::to_string(bins + 1) + " are needed");
+  require_device_columns(walk_of<soa_view<const T>>::columns(view), 1, view.size(), what);
+  require_device_memory(offsets, what);
+  using key_type = std::decay_t<decltype(std::declval<Key&>()(std::declval<soa_reference_t<const T>>()))>;
+  bin_into<key_type>(view, key, bins, offsets, stream, what);
+}
+
+}  // namespace detail
+
+/// The offsets of `bins` bins over the elements of `view` (a soa_view of device memory) sorted by
+/// key(element), into `offsets` (a cuda::std::span of bins + 1 std::uint32_t or std::uint64_t in
+/// device memory): offsets[b] is the index of the first element whose key is b (or, for an empty
+/// bin, of the first whose key is larger), offsets[bins] the number of elements whose key is below
+/// bins, so bin b is the elements [offsets[b], offsets[b + 1]). key is what sort_by_key takes: it
+/// receives the const named-field proxy of an element and returns an unsigned 32- or 64-bit
+/// integer whose type the host sees (uniform_grid::index_of of the particle's position, say).
+///
+/// Precondition: the elements are sorted by key (sort_by_key(v, key) does that); unchecked. On
+/// unsorted elements the result is still the exclusive sum of the bins' counts (offsets[b] =
+/// the number of elements with a key below b), which is no index range of theirs. A key >= bins
+/// is counted in no bin: sorted, such elements sit at the end, in [offsets[bins], size()).
+///
+/// How: cub::DeviceHistogram::HistogramEven of the keys (each element's key evaluated once, so
+/// only the columns key reads are loaded) into the offsets, then cub::DeviceScan::ExclusiveSum of
+/// the bins + 1 counts in place, with scratch from coalesce's pool; it touches nothing but the
+/// offsets and that scratch. Asynchronous on `stream`: nothing waits, and a CUDA graph capture
+/// records it. Throws std::invalid_argument if offsets.size() != bins + 1 or bins > 2^31 - 2 (the
+/// histogram's limit), std::length_error if the elements' count does not fit the offset type,
+/// coalesce::cuda_error if a launch fails.
+template <class T, class Key, class Offset, std::size_t Extent>
+void bin(soa_view<T> view, Key key, std::size_t bins, cuda::std::span<Offset, Extent> offsets,
+         cudaStream_t stream = 0) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::bin");
+  using element = std::remove_const_t<T>;
+  if constexpr (detail::bin_key_ok<element, Key>() && detail::bin_offset_ok<Offset>())
+    detail::bin_view(soa_view<const element>(view), key, bins, offsets.data(), offsets.size(), stream);
+}
+
+/// The offsets of `bins` bins over the elements of `particles` (a device soa_vector sorted by
+/// key), as bin(view, key, bins, offsets) computes them, in a new 1 x (bins + 1) pitched_matrix of
+/// std::uint32_t from coalesce's pool on the particles' stream: offsets.data()[b] is bin b's first
+/// particle, offsets.to_vector() copies them to the host, and the matrix is released on that
+/// stream like any container. 32-bit offsets: half the bytes of 64-bit ones for the scan and for
+/// every reader of the bins, and enough for 2^32 - 1 particles (std::length_error beyond; pass a
+/// span of std::uint64_t to the view form instead). Sort first with sort_by_key(particles, key),
+/// or the offsets are the counts' sums only. Asynchronous on particles.stream(); the one
+/// allocation is stream-ordered, so nothing waits.
+template <class T, class Resource, class Key>
+pitched_matrix<std::uint32_t> bin(const soa_vector<T, device_space, Resource>& particles, Key key, std::size_t bins) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::bin");
+  if (bins > std::size_t(std::numeric_limits<int>::max() - 1))  // before an allocation of that size
+    throw std::invalid_argument("coalesce::bin: " + std::to_string(bins) +
+                                " bins; CUB's histogram takes at most 2^31 - 2");
+  pitched_matrix<std::uint32_t> offsets(1, bins + 1, pool_resource(particles.stream()));
+  bin(particles.const_view(), key, bins, cuda::std::span<std::uint32_t>(offsets.data(), bins + 1), particles.stream());
+  return offsets;
+}
+
+}  // namespace coalesce
+
+#endif  // __CUDACC__
