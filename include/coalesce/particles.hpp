@@ -13,6 +13,7 @@
 
 #  include <coalesce/algorithm.hpp>
 #  include <coalesce/config.hpp>
+#  include <coalesce/deposit.hpp>
 #  include <coalesce/detail/device_memory.hpp>
 #  include <coalesce/detail/nvtx.hpp>
 #  include <coalesce/detail/reorder_plan.hpp>

@@ -1,0 +1,215 @@
+// coalesce::deposit: every particle's contributions reach the grid, exactly where the sums are
+// exact (integers; dyadic weights in float), into a matrix, a volume and a span, for particles in
+// cell order and shuffled, with lanes that add different numbers of times; and, measured at full
+// size, a cloud-in-cell deposit level with the plain kernel a user writes (one atomicAdd per
+// contribution), on particles sorted by cell and on shuffled ones.
+#include <coalesce/deposit.hpp>
+#include <coalesce/pitched_matrix.hpp>
+#include <coalesce/pitched_volume.hpp>
+#include <coalesce/soa.hpp>
+#include <coalesce/testing/testing.hpp>
+
+#include "coalesce_device_test.hpp"
+#include "coalesce_test.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <numeric>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+struct Charge {
+  float x, y, q;
+};
+COALESCE_FIELDS(Charge, x, y, q);
+
+namespace ct = coalesce::testing;
+
+namespace {
+
+// Particles in a cols x rows box, positions on a quarter-cell lattice (so that cloud-in-cell
+// weights are multiples of 1/16: float sums of small integer charges stay exact), charges 1 to 4;
+// in cell order or shuffled.
+std::vector<Charge> lattice_charges(std::size_t n, std::size_t rows, std::size_t cols, bool sorted,
+                                    std::uint64_t seed) {
+  std::mt19937_64 random(seed);
+  std::vector<Charge> p(n);
+  for (auto& c : p) {
+    // Cloud-in-cell reaches (r + 1, c + 1): keep a margin of one cell.
+    const auto qx = float(random() % ((cols - 1) * 4)) / 4.0f;
+    const auto qy = float(random() % ((rows - 1) * 4)) / 4.0f;
+    c = Charge{qx, qy, float(1 + random() % 4)};
+  }
+  if (sorted)
+    std::sort(p.begin(), p.end(), [](const Charge& a, const Charge& b) {
+      return std::make_pair(int(a.y), int(a.x)) < std::make_pair(int(b.y), int(b.x));
+    });
+  return p;
+}
+
+// The cloud-in-cell deposit of one particle: four adds. The same code serves the host model.
+struct cloud_in_cell {
+#pragma nv_exec_check_disable  // the host model's accumulator is host code, the device's device code
+  template <class P, class Acc>
+  __host__ __device__ void operator()(const P& p, const Acc& acc) const {
+    const float x = p.x, y = p.y, q = p.q;
+    const auto c = std::size_t(x), r = std::size_t(y);
+    const float wx = x - float(c), wy = y - float(r);
+    acc.add(r, c, q * (1.0f - wx) * (1.0f - wy));
+    acc.add(r, c + 1, q * wx * (1.0f - wy));
+    acc.add(r + 1, c, q * (1.0f - wx) * wy);
+    acc.add(r + 1, c + 1, q * wx * wy);
+  }
+};
+
+// The host model's accumulator: a dense rows x cols grid.
+struct dense_accumulator {
+  std::vector<float>* grid;
+  std::size_t cols;
+  void add(std::size_t r, std::size_t c, float v) const { (*grid)[r * cols + c] += v; }
+};
+
+std::vector<float> model_deposit(const std::vector<Charge>& p, std::size_t rows, std::size_t cols) {
+  std::vector<float> grid(rows * cols, 0.0f);
+  const dense_accumulator acc{&grid, cols};
+  for (const auto& c : p) cloud_in_cell{}(c, acc);
+  return grid;
+}
+
+// A plain deposit kernel, as a user writes it: one atomicAdd per contribution.
+__global__ void plain_cloud_in_cell(const float* x, const float* y, const float* q, std::size_t n,
+                                    coalesce::pitched_view<float> grid) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x) {
+    const float px = x[i], py = y[i], pq = q[i];
+    const auto c = std::size_t(px), r = std::size_t(py);
+    const float wx = px - float(c), wy = py - float(r);
+    atomicAdd(&grid(r, c), pq * (1.0f - wx) * (1.0f - wy));
+    atomicAdd(&grid(r, c + 1), pq * wx * (1.0f - wy));
+    atomicAdd(&grid(r + 1, c), pq * (1.0f - wx) * wy);
+    atomicAdd(&grid(r + 1, c + 1), pq * wx * wy);
+  }
+}
+
+void check_grid(const std::vector<float>& got, const std::vector<float>& expected) {
+  REQUIRE(got.size() == expected.size());
+  std::size_t wrong = 0, first = 0;
+  for (std::size_t i = 0; i < got.size(); ++i)
+    if (got[i] != expected[i] && wrong++ == 0) first = i;
+  INFO("first differing element " << first << ": " << got[first] << ", expected " << expected[first]);
+  CHECK(wrong == 0);
+}
+
+}  // namespace
+
+TEST_CASE("deposit: a cloud-in-cell deposit into a matrix equals the host's sums exactly, sorted or shuffled") {
+  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
+  const std::size_t rows = 67, cols = 130;  // not multiples of a warp or a block
+  for (const bool sorted : {true, false})
+    for (const std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(31), std::size_t(100003)}) {
+      INFO((sorted ? "sorted" : "shuffled") << ", " << n << " particles");
+      const auto host = lattice_charges(n, rows, cols, sorted, 7 + n);
+      const coalesce::soa_vector<Charge> particles(host);
+      coalesce::pitched_matrix<float> rho(rows, cols, 0.0f);
+      coalesce::deposit(particles, rho, cloud_in_cell{});
+      check_grid(rho.to_vector(), model_deposit(host, rows, cols));
+    }
+}
+
+TEST_CASE("deposit: lanes that add different numbers of times, into a volume and into a span") {
+  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
+  const std::size_t depth = 5, height = 9, width = 33, n = 50001;
+  std::mt19937_64 random(11);
+  std::vector<Charge> host(n);
+  for (auto& c : host) c = Charge{float(random() % width), float(random() % height), float(random() % 7)};
+  std::sort(host.begin(), host.end(), [](const Charge& a, const Charge& b) { return a.x < b.x; });  // runs of x
+  const coalesce::soa_vector<Charge> particles(host);
+
+  // Volume: a particle of charge q adds 1 into (z, y, x) for each z < q % depth: from none to four
+  // adds per lane, so the lanes of one call are never the whole warp.
+  coalesce::pitched_volume<int> counts(depth, height, width, 0);
+  coalesce::deposit(particles.const_view(), counts.view(), [] __device__(auto p, auto acc) {
+    const int q = int(p.q);
+    for (int z = 0; z < q % int(5); ++z) acc.add(std::size_t(z), std::size_t(p.y), std::size_t(p.x), 1);
+  });
+  std::vector<int> expected(depth * height * width, 0);
+  for (const auto& c : host)
+    for (int z = 0; z < int(c.q) % 5; ++z)
+      ++expected[(std::size_t(z) * height + std::size_t(c.y)) * width + std::size_t(c.x)];
+  CHECK(counts.to_vector() == expected);
+
+  // Span: a histogram of x, odd charges only.
+  ct::device_buffer<unsigned> histogram(std::vector<unsigned>(width, 0u));
+  coalesce::deposit(particles.const_view(), cuda::std::span<unsigned>(histogram.data(), width),
+                    [] __device__(auto p, auto acc) {
+                      if (int(p.q) % 2 == 1) acc.add(std::size_t(p.x), 1u);
+                    });
+  std::vector<unsigned> bins(width, 0u);
+  for (const auto& c : host)
+    if (int(c.q) % 2 == 1) ++bins[std::size_t(c.x)];
+  CHECK(histogram.download() == bins);
+  COALESCE_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+TEST_CASE("deposit: containers on different streams are refused, naming what to do") {
+  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
+  cudaStream_t other = nullptr;
+  COALESCE_CUDA_CHECK(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking));
+  {
+    const coalesce::soa_vector<Charge> particles(lattice_charges(10, 4, 4, true, 1));
+    coalesce::pitched_matrix<float, coalesce::device_space, coalesce::line_aligned_rows, coalesce::pool_resource> rho(
+        4, 4, coalesce::pool_resource(other));
+    std::string message;
+    try {
+      coalesce::deposit(particles, rho, cloud_in_cell{});
+    } catch (const std::invalid_argument& e) {
+      message = e.what();
+    }
+    CHECK(message.find("different streams") != std::string::npos);
+    CHECK(message.find("pass their views and the stream") != std::string::npos);
+  }
+  COALESCE_CUDA_CHECK(cudaStreamDestroy(other));
+}
+
+TEST_CASE("deposit: a cloud-in-cell deposit against one atomicAdd per contribution, sorted and shuffled") {
+  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
+  const std::size_t rows = 2048, cols = 2048;
+  const std::size_t n = ct::small_problems() ? (std::size_t(1) << 20) : (std::size_t(16) << 20);
+  for (const bool sorted : {true, false}) {
+    const auto host = lattice_charges(n, rows, cols, sorted, 3);
+    const coalesce::soa_vector<Charge> particles(host);
+    coalesce::pitched_matrix<float> rho(rows, cols, 0.0f), plain(rows, cols, 0.0f);
+    const auto view = particles.const_view();
+    const auto run_plain = [&](cudaStream_t s) {
+      plain_cloud_in_cell<<<4 * 132, 256, 0, s>>>(view.column<&Charge::x>(), view.column<&Charge::y>(),
+                                                  view.column<&Charge::q>(), n, plain.view());
+    };
+    const auto run_coalesce = [&](cudaStream_t s) { coalesce::deposit(view, rho.view(), cloud_in_cell{}, s); };
+    run_plain(nullptr);
+    run_coalesce(nullptr);
+    ct::check_launch("deposit");
+    // Both sums hold every contribution once; they differ only in the order of the float adds.
+    const auto a = rho.to_vector(), b = plain.to_vector();
+    double total_a = 0, total_b = 0, expected = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      total_a += a[i];
+      total_b += b[i];
+    }
+    for (const auto& c : host) expected += c.q;
+    CHECK(std::abs(total_a - expected) <= 1e-5 * expected);
+    CHECK(std::abs(total_b - expected) <= 1e-5 * expected);
+    COALESCE_REQUIRE_TIMING();
+    const double plain_ms = ct::median(ct::time_launches_ms(run_plain));
+    const double coalesce_ms = ct::median(ct::time_launches_ms(run_coalesce));
+    std::printf("deposit, cloud-in-cell, %zu particles %s, %zu x %zu floats: coalesce %.3f ms, plain atomics %.3f ms "
+                "(%.2fx)\n",
+                n, sorted ? "sorted by cell" : "shuffled", rows, cols, coalesce_ms, plain_ms, plain_ms / coalesce_ms);
+    // Level with the plain kernel, within noise.
+    CHECK(coalesce_ms <= 1.05 * plain_ms);
+  }
+}
