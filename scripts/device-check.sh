@@ -135,7 +135,11 @@ sanitize() {
   grep -q "^FAILED" "$results/$output" && status=1
 }
 
-run_sanitizers() { sanitize sanitizers.txt device.; }
+run_sanitizers() {
+  sanitize sanitizers.txt device.
+  # nccl.nvtx needs one GPU; NCCL's initialization probes for kernels, API errors of its own.
+  if [ -x "$build/tests/nccl.nvtx" ]; then sanitize sanitizers-nccl-nvtx.txt nccl.nvtx --report-api-errors no; fi
+}
 
 run_bench() {
   echo "== coalesce_bench --check"
