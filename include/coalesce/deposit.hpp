@@ -73,7 +73,7 @@ class matrix_accumulator {
   /// The accumulator of `grid`.
   explicit matrix_accumulator(pitched_view<G, device_space> grid) noexcept : grid_(grid) {}
   /// Adds `value` into element (r, c), atomically.
-  __device__ void add(std::size_t r, std::size_t c, G value) const {
+  COALESCE_DEVICE void add(std::size_t r, std::size_t c, G value) const {
     COALESCE_ASSERT(r < grid_.rows() && c < grid_.cols(), "coalesce::deposit: add(r, c) outside the grid");
     atomicAdd(&grid_(r, c), value);
   }
@@ -94,7 +94,7 @@ class volume_accumulator {
   /// The accumulator of `grid`.
   explicit volume_accumulator(pitched_volume_view<G, device_space> grid) noexcept : grid_(grid) {}
   /// Adds `value` into element (z, y, x), atomically.
-  __device__ void add(std::size_t z, std::size_t y, std::size_t x, G value) const {
+  COALESCE_DEVICE void add(std::size_t z, std::size_t y, std::size_t x, G value) const {
     COALESCE_ASSERT(z < grid_.depth() && y < grid_.height() && x < grid_.width(),
                     "coalesce::deposit: add(z, y, x) outside the grid");
     atomicAdd(&grid_(z, y, x), value);
@@ -116,7 +116,7 @@ class span_accumulator {
   /// The accumulator of `grid`.
   explicit span_accumulator(cuda::std::span<G> grid) noexcept : grid_(grid) {}
   /// Adds `value` into element i, atomically.
-  __device__ void add(std::size_t i, G value) const {
+  COALESCE_DEVICE void add(std::size_t i, G value) const {
     COALESCE_ASSERT(i < grid_.size(), "coalesce::deposit: add(i) outside the grid");
     atomicAdd(grid_.data() + i, value);
   }
