@@ -59,15 +59,22 @@ inline constexpr bool has_atomic_add_v =
     std::is_same_v<G, float> || std::is_same_v<G, double> || std::is_same_v<G, int> || std::is_same_v<G, unsigned> ||
     std::is_same_v<G, unsigned long long>;
 
+// The accumulators' check of their grid's element type: one message for the three.
+template <class G>
+constexpr bool check_grid_element() {
+  static_assert(has_atomic_add_v<G>,
+                "coalesce::deposit: the grid's elements must be float, double, int, unsigned or unsigned long long "
+                "(what atomicAdd adds); deposit each component of a vector type into a grid of its own");
+  return true;
+}
+
 }  // namespace detail
 
 /// What deposit hands `f` to add into a matrix: add(r, c, value) adds `value` into element
 /// (r, c). Precondition: r < rows, c < cols (checked under COALESCE_DEBUG).
 template <class G>
 class matrix_accumulator {
-  static_assert(detail::has_atomic_add_v<G>,
-                "coalesce::deposit: the grid's elements must be float, double, int, unsigned or unsigned long long "
-                "(what atomicAdd adds); deposit each component of a vector type into a grid of its own");
+  static_assert(detail::check_grid_element<G>());
 
  public:
   /// The accumulator of `grid`.
@@ -86,9 +93,7 @@ class matrix_accumulator {
 /// (z, y, x). Precondition: inside the volume (checked under COALESCE_DEBUG).
 template <class G>
 class volume_accumulator {
-  static_assert(detail::has_atomic_add_v<G>,
-                "coalesce::deposit: the grid's elements must be float, double, int, unsigned or unsigned long long "
-                "(what atomicAdd adds); deposit each component of a vector type into a grid of its own");
+  static_assert(detail::check_grid_element<G>());
 
  public:
   /// The accumulator of `grid`.
@@ -108,9 +113,7 @@ class volume_accumulator {
 /// histogram, a 1D grid). Precondition: i < size (checked under COALESCE_DEBUG).
 template <class G>
 class span_accumulator {
-  static_assert(detail::has_atomic_add_v<G>,
-                "coalesce::deposit: the grid's elements must be float, double, int, unsigned or unsigned long long "
-                "(what atomicAdd adds); deposit each component of a vector type into a grid of its own");
+  static_assert(detail::check_grid_element<G>());
 
  public:
   /// The accumulator of `grid`.
