@@ -1,8 +1,8 @@
 // coalesce::deposit: every particle's contributions reach the grid, exactly where the sums are
 // exact (integers; dyadic weights in float), into a matrix, a volume and a span, for particles in
 // cell order and shuffled, with lanes that add different numbers of times; and, measured at full
-// size, a cloud-in-cell deposit level with the plain kernel a user writes (one atomicAdd per
-// contribution), on particles sorted by cell and on shuffled ones.
+// size, a cloud-in-cell deposit against the plain kernel a user writes (one atomicAdd per
+// contribution): faster on particles sorted by cell, level on shuffled ones.
 #include <coalesce/deposit.hpp>
 #include <coalesce/pitched_matrix.hpp>
 #include <coalesce/pitched_volume.hpp>
@@ -49,6 +49,15 @@ std::vector<Charge> lattice_charges(std::size_t n, std::size_t rows, std::size_t
     std::sort(p.begin(), p.end(), [](const Charge& a, const Charge& b) {
       return std::make_pair(int(a.y), int(a.x)) < std::make_pair(int(b.y), int(b.x));
     });
+  return p;
+}
+
+// Sorted, then one particle in a hundred swapped with a random other: most chunks of a block
+// have small boxes, some a box of the whole grid (the staged deposit's fallback, mid-run).
+std::vector<Charge> mostly_sorted(std::size_t n, std::size_t rows, std::size_t cols, std::uint64_t seed) {
+  auto p = lattice_charges(n, rows, cols, true, seed);
+  std::mt19937_64 random(seed + 1);
+  for (std::size_t k = 0; k < n / 100; ++k) std::swap(p[random() % n], p[random() % n]);
   return p;
 }
 
@@ -119,6 +128,20 @@ TEST_CASE("deposit: a cloud-in-cell deposit into a matrix equals the host's sums
       coalesce::deposit(particles, rho, cloud_in_cell{});
       check_grid(rho.to_vector(), model_deposit(host, rows, cols));
     }
+  for (const std::size_t n : {std::size_t(5000), std::size_t(200003)}) {
+    INFO("mostly sorted, " << n << " particles, float and double grids");
+    const auto host = mostly_sorted(n, rows, cols, 5 + n);
+    const coalesce::soa_vector<Charge> particles(host);
+    const auto expected = model_deposit(host, rows, cols);
+    coalesce::pitched_matrix<float> rho(rows, cols, 0.0f);
+    coalesce::deposit(particles, rho, cloud_in_cell{});
+    check_grid(rho.to_vector(), expected);
+    coalesce::pitched_matrix<double> rho64(rows, cols, 0.0);
+    coalesce::deposit(particles, rho64, cloud_in_cell{});
+    const auto got64 = rho64.to_vector();
+    std::vector<float> narrowed(got64.begin(), got64.end());  // exact: the sums are exact in float
+    check_grid(narrowed, expected);
+  }
 }
 
 TEST_CASE("deposit: lanes that add different numbers of times, into a volume and into a span") {
@@ -209,7 +232,9 @@ TEST_CASE("deposit: a cloud-in-cell deposit against one atomicAdd per contributi
     std::printf("deposit, cloud-in-cell, %zu particles %s, %zu x %zu floats: coalesce %.3f ms, plain atomics %.3f ms "
                 "(%.2fx)\n",
                 n, sorted ? "sorted by cell" : "shuffled", rows, cols, coalesce_ms, plain_ms, plain_ms / coalesce_ms);
-    // Level with the plain kernel, within noise.
+    // Shuffled: level with the plain kernel, within noise. Sorted: the shared-memory stage, at
+    // least 1.1x (measured 1.16-1.20x on an H200).
     CHECK(coalesce_ms <= 1.05 * plain_ms);
+    if (sorted) CHECK(coalesce_ms * 1.1 <= plain_ms);
   }
 }
