@@ -1,7 +1,8 @@
 // coalesce: particles meet grids. One include for the particle helpers: wrap and uniform_grid
-// (<coalesce/uniform_grid.hpp>, host-capable), sort_by_key (<coalesce/reorder.hpp>), and bin, the
-// offset of every bin's first particle in a vector sorted by bin, through CUB's histogram and
-// scan. Asynchronous on the container's stream, scratch from coalesce's pool. Needs a CUDA compiler.
+// (<coalesce/uniform_grid.hpp>, host-capable), deposit (<coalesce/deposit.hpp>), sort_by_key
+// (<coalesce/reorder.hpp>), and bin, the offset of every bin's first particle in a vector sorted
+// by bin, through CUB's histogram and scan. Asynchronous on the container's stream, scratch from
+// coalesce's pool. Needs a CUDA compiler.
 #pragma once
 /// @file
 
