@@ -192,12 +192,15 @@ void launch_staged_deposit(soa_view<T, device_space> particles, pitched_view<G, 
 template <class T, class G, class F>
 void deposit(soa_view<T, device_space> particles, pitched_view<G, device_space> grid, F f, cudaStream_t stream = 0) {
   COALESCE_DETAIL_NVTX_RANGE("coalesce::deposit");
-  constexpr std::size_t most = std::size_t(0xffffffffu);  // the stage keeps rows and columns in 32 bits
-  if (grid.rows() >= most || grid.cols() >= most) {
-    detail::launch_deposit(particles, matrix_accumulator<G>(grid), grid.data(), f, stream);
-    return;
+  static_assert(detail::check_grid_element<G>());
+  if constexpr (detail::has_atomic_add_v<G>) {  // else the one message above, not the stage's errors
+    constexpr std::size_t most = std::size_t(0xffffffffu);  // the stage keeps rows and columns in 32 bits
+    if (grid.rows() >= most || grid.cols() >= most) {
+      detail::launch_deposit(particles, matrix_accumulator<G>(grid), grid.data(), f, stream);
+      return;
+    }
+    detail::launch_staged_deposit(particles, grid, matrix_accumulator<G>(grid), f, stream);
   }
-  detail::launch_staged_deposit(particles, grid, matrix_accumulator<G>(grid), f, stream);
 }
 
 /// deposit into a volume: f(p, acc) calls acc.add(z, y, x, value).
