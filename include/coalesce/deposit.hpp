@@ -146,35 +146,41 @@ __global__ void deposit_kernel(soa_view<T, device_space> particles, Acc acc, F f
     f(particles[i], acc);
 }
 
-template <class T, class Acc, class F>
-void launch_deposit(soa_view<T, device_space> particles, const Acc& acc, const void* grid_data, const F& f,
-                    cudaStream_t stream) {
+// What every deposit checks before its launch. False where there is nothing to do.
+template <class T>
+bool ready_to_deposit(soa_view<T, device_space> particles, const void* grid_data) {
   constexpr const char* what = "coalesce::deposit";
-  if (particles.empty()) return;
+  if (particles.empty()) return false;
   require_device_memory(particles.columns()[0], what);
   require_device_memory(grid_data, what);
   throw_if_earlier_error(what);
-  using read_only = soa_view<const std::remove_const_t<T>, device_space>;
+  return true;
+}
+
+template <class T>
+using read_only_particles = soa_view<const std::remove_const_t<T>, device_space>;
+
+// One thread per particle, one atomic per add.
+template <class T, class Acc, class F>
+void launch_deposit(soa_view<T, device_space> particles, const Acc& acc, const void* grid_data, const F& f,
+                    cudaStream_t stream) {
+  if (!ready_to_deposit(particles, grid_data)) return;
   constexpr auto kernel = deposit_kernel<const std::remove_const_t<T>, Acc, F>;
   constexpr unsigned threads = 256;
   const unsigned grid = one_wave_grid<kernel>(threads, (particles.size() + threads - 1) / threads);
-  kernel<<<grid, threads, 0, stream>>>(read_only(particles), acc, f);
+  kernel<<<grid, threads, 0, stream>>>(read_only_particles<T>(particles), acc, f);
   throw_if_launch_failed("coalesce::deposit kernel launch");
 }
 
+// Chunks of deposit_chunk particles summed in shared memory first (detail/deposit_stage.hpp).
 template <class T, class G, class Acc, class F>
 void launch_staged_deposit(soa_view<T, device_space> particles, pitched_view<G, device_space> grid, const Acc& acc,
                            const F& f, cudaStream_t stream) {
-  constexpr const char* what = "coalesce::deposit";
-  if (particles.empty()) return;
-  require_device_memory(particles.columns()[0], what);
-  require_device_memory(grid.data(), what);
-  throw_if_earlier_error(what);
-  using read_only = soa_view<const std::remove_const_t<T>, device_space>;
+  if (!ready_to_deposit(particles, grid.data())) return;
   constexpr auto kernel = staged_deposit_kernel<std::remove_const_t<T>, G, Acc, F>;
   const unsigned blocks =
       one_wave_grid<kernel>(deposit_threads, (particles.size() + deposit_chunk - 1) / deposit_chunk);
-  kernel<<<blocks, deposit_threads, 0, stream>>>(read_only(particles), grid, acc, f);
+  kernel<<<blocks, deposit_threads, 0, stream>>>(read_only_particles<T>(particles), grid, acc, f);
   throw_if_launch_failed("coalesce::deposit kernel launch");
 }
 
