@@ -105,6 +105,60 @@ __global__ void plain_cloud_in_cell(const float* x, const float* y, const float*
   }
 }
 
+// The best hand-written deposit for this case: it knows the particles are sorted by cell and
+// the stencil is cloud-in-cell, so the box of a chunk of 4096 particles comes from its first and
+// last particle (no guess), the box is summed in shared memory (a warp's adds into one point
+// summed in registers first, as coalesce does: measured faster here than shared atomics alone)
+// and each point that received anything goes out with one atomicAdd.
+constexpr unsigned privatized_chunk = 4096, privatized_capacity = 8192;
+__global__ void __launch_bounds__(256) privatized_cloud_in_cell(const float* x, const float* y, const float* q,
+                                                                std::size_t n, coalesce::pitched_view<float> grid) {
+  __shared__ float box[privatized_capacity];
+  for (unsigned e = threadIdx.x; e < privatized_capacity; e += 256) box[e] = 0.0f;
+  __syncthreads();
+  const unsigned cols = unsigned(grid.cols());
+  for (std::size_t start = std::size_t(blockIdx.x) * privatized_chunk; start < n;
+       start += std::size_t(gridDim.x) * privatized_chunk) {
+    const std::size_t last = (start + privatized_chunk < n ? start + privatized_chunk : n) - 1;
+    const unsigned first_row = unsigned(y[start]), last_row = unsigned(y[last]);
+    const unsigned first_col = first_row == last_row ? unsigned(x[start]) : 0u;
+    const unsigned width = (first_row == last_row ? unsigned(x[last]) + 1 : cols - 1) - first_col + 1;
+    const unsigned height = last_row - first_row + 2;
+    const bool fits = width * height <= privatized_capacity;  // the same in the whole block
+    for (unsigned k = 0; k < privatized_chunk; k += 256) {
+      const std::size_t i = start + k + threadIdx.x;
+      if (i >= n) continue;
+      const float px = x[i], py = y[i], pq = q[i];
+      const unsigned c = unsigned(px), r = unsigned(py);
+      const float wx = px - float(c), wy = py - float(r);
+      const float w[4] = {pq * (1.0f - wx) * (1.0f - wy), pq * wx * (1.0f - wy), pq * (1.0f - wx) * wy, pq * wx * wy};
+      for (unsigned j = 0; j < 4; ++j) {
+        const unsigned rr = r + j / 2, cc = c + j % 2;
+        if (fits) coalesce::detail::add_combined_in_warp(box, (rr - first_row) * width + (cc - first_col), w[j]);
+        else atomicAdd(&grid(rr, cc), w[j]);
+      }
+    }
+    if (!fits) continue;
+    __syncthreads();
+    for (unsigned e = threadIdx.x; e < width * height; e += 256) {
+      const float sum = box[e];
+      if (sum != 0.0f) {
+        atomicAdd(&grid(first_row + e / width, first_col + e % width), sum);
+        box[e] = 0.0f;
+      }
+    }
+    __syncthreads();
+  }
+}
+
+// Global reductions (atomics) as the L2 receives them: requests, summed over the chip.
+constexpr const char* l2_reduction_requests = "lts__t_requests_op_red.sum";
+
+ct::counter_profiler& profiler() {
+  static ct::counter_profiler instance({l2_reduction_requests});
+  return instance;
+}
+
 void check_grid(const std::vector<float>& got, const std::vector<float>& expected) {
   REQUIRE(got.size() == expected.size());
   std::size_t wrong = 0, first = 0;
@@ -204,37 +258,59 @@ TEST_CASE("deposit: a cloud-in-cell deposit against one atomicAdd per contributi
   const std::size_t rows = 2048, cols = 2048;
   const std::size_t n = ct::small_problems() ? (std::size_t(1) << 20) : (std::size_t(16) << 20);
   for (const bool sorted : {true, false}) {
+    INFO((sorted ? "sorted by cell" : "shuffled"));
     const auto host = lattice_charges(n, rows, cols, sorted, 3);
     const coalesce::soa_vector<Charge> particles(host);
-    coalesce::pitched_matrix<float> rho(rows, cols, 0.0f), plain(rows, cols, 0.0f);
+    coalesce::pitched_matrix<float> rho(rows, cols, 0.0f), plain(rows, cols, 0.0f), privatized(rows, cols, 0.0f);
     const auto view = particles.const_view();
+    const float *x = view.column<&Charge::x>(), *y = view.column<&Charge::y>(), *q = view.column<&Charge::q>();
     const auto run_plain = [&](cudaStream_t s) {
-      plain_cloud_in_cell<<<4 * 132, 256, 0, s>>>(view.column<&Charge::x>(), view.column<&Charge::y>(),
-                                                  view.column<&Charge::q>(), n, plain.view());
+      plain_cloud_in_cell<<<4 * 132, 256, 0, s>>>(x, y, q, n, plain.view());
+    };
+    // Its fastest grid on an H200: 24 blocks an SM (four waves of six).
+    const auto run_privatized = [&](cudaStream_t s) {
+      privatized_cloud_in_cell<<<24 * 132, 256, 0, s>>>(x, y, q, n, privatized.view());
     };
     const auto run_coalesce = [&](cudaStream_t s) { coalesce::deposit(view, rho.view(), cloud_in_cell{}, s); };
     run_plain(nullptr);
     run_coalesce(nullptr);
+    if (sorted) run_privatized(nullptr);
     ct::check_launch("deposit");
-    // Both sums hold every contribution once; they differ only in the order of the float adds.
-    const auto a = rho.to_vector(), b = plain.to_vector();
-    double total_a = 0, total_b = 0, expected = 0;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-      total_a += a[i];
-      total_b += b[i];
-    }
-    for (const auto& c : host) expected += c.q;
-    CHECK(std::abs(total_a - expected) <= 1e-5 * expected);
-    CHECK(std::abs(total_b - expected) <= 1e-5 * expected);
+    // The lattice's sums are exact in float whatever the order of the adds: all three agree.
+    const auto expected = plain.to_vector();
+    check_grid(rho.to_vector(), expected);
+    if (sorted) check_grid(privatized.to_vector(), expected);
     COALESCE_REQUIRE_TIMING();
     const double plain_ms = ct::median(ct::time_launches_ms(run_plain));
     const double coalesce_ms = ct::median(ct::time_launches_ms(run_coalesce));
+    const double privatized_ms = sorted ? ct::median(ct::time_launches_ms(run_privatized)) : 0.0;
     std::printf("deposit, cloud-in-cell, %zu particles %s, %zu x %zu floats: coalesce %.3f ms, plain atomics %.3f ms "
-                "(%.2fx)\n",
+                "(%.2fx)",
                 n, sorted ? "sorted by cell" : "shuffled", rows, cols, coalesce_ms, plain_ms, plain_ms / coalesce_ms);
-    // Shuffled: level with the plain kernel, within noise. Sorted: the shared-memory stage, at
-    // least 1.1x (measured 1.16-1.20x on an H200).
-    CHECK(coalesce_ms <= 1.05 * plain_ms);
-    if (sorted) CHECK(coalesce_ms * 1.1 <= plain_ms);
+    if (sorted)
+      std::printf(", hand-written privatized %.3f ms (coalesce at %.2fx its speed)", privatized_ms,
+                  privatized_ms / coalesce_ms);
+    std::printf("\n");
+    if (sorted) {
+      // Measured on an H200: 1.5x the plain kernel, 0.91x the privatized one.
+      CHECK(coalesce_ms * 1.4 <= plain_ms);
+      CHECK(coalesce_ms * 0.85 <= privatized_ms);
+    } else {
+      CHECK(coalesce_ms <= 1.03 * plain_ms);  // level, within noise
+    }
+    COALESCE_REQUIRE_COUNTERS(profiler());
+    const double coalesce_requests = profiler().measure([&] { run_coalesce(nullptr); })[l2_reduction_requests];
+    const double plain_requests = profiler().measure([&] { run_plain(nullptr); })[l2_reduction_requests];
+    std::printf("  L2 atomic requests a particle: coalesce %.3f, plain %.3f\n", coalesce_requests / double(n),
+                plain_requests / double(n));
+    if (sorted) {
+      // The memory system merges a warp's adds into one point: the plain kernel's 4 adds a
+      // particle reach L2 as about 1.5 requests. The stage's one add per point of the box
+      // received anything: about 0.035 (measured on an H200).
+      CHECK(plain_requests >= 1.0 * double(n));
+      CHECK(coalesce_requests <= 0.05 * double(n));
+    } else {
+      CHECK(coalesce_requests <= 1.01 * plain_requests);  // no more atomics than one per add
+    }
   }
 }
