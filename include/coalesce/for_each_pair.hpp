@@ -11,7 +11,7 @@
 //   });
 //
 // One thread per i, its particle read once, coalesced, into registers. The block takes the
-// particles j a tile of one per thread at a time (256, detail/pair_tiles.hpp): each thread loads
+// particles j a tile of one per thread at a time (512, detail/pair_tiles.hpp): each thread loads
 // one j of every column, coalesced, into shared memory, one array per leaf, and every thread runs
 // f over the whole tile, all on the same j, so shared reads are broadcasts (no bank conflict) and
 // 4 j's of a float column are one 16-byte read. p_j is a plain T built from those reads, so the
@@ -19,12 +19,17 @@
 // particles tests j != i; the others run with no test per pair.
 //
 // Moves: each particle once into its own thread, and every particle into every block's shared
-// memory, n^2 / 256 particle reads from L2 in all (every column of T: a soa_view of a struct of
+// memory, n^2 / 512 particle reads from L2 in all (every column of T: a soa_view of a struct of
 // only the fields f reads, over the same columns, moves less); out is written once and never
 // read. Work: n (n - 1) calls of f, O(n^2), so the kernel is bound by f's arithmetic, not by
 // memory. The grid is one thread per particle: 64 K bodies take a quarter of an H200's thread
-// slots, reckoned enough to keep its arithmetic busy (not measured). The j of one i are not split
-// over blocks, which would need a way to combine two accumulators. Needs a CUDA compiler.
+// slots, and keep its arithmetic as busy as the hand-written tiled kernel does. The j of one i
+// are not split over blocks, which would need a way to combine two accumulators.
+//
+// Measured on an NVIDIA H200, CUDA 13.0 (tests/device/for_each_pair.cu, full scope), softened
+// gravity on float bodies: 64 K in 2.77 ms, 512 K in 168.7 ms; 1.55x and 1.45x a plain
+// one-thread-per-body kernel, 1.02x and 0.99x a hand-written float4 tiled kernel, each of those
+// at its best block size. Needs a CUDA compiler.
 #pragma once
 /// @file
 

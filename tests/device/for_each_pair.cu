@@ -273,7 +273,7 @@ TEST_CASE("for_each_pair: every particle meets every other exactly once and neve
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   const std::uint64_t seed = ct::test_seed();
   INFO("seed " << seed);
-  for (const std::size_t n : {0, 1, 2, 31, 255, 256, 257, 1000, 5003}) {
+  for (const std::size_t n : {0, 1, 2, 31, 255, 256, 257, 511, 512, 513, 1000, 5003}) {
     INFO(n << " bodies");
     const auto host = integer_bodies(n, seed + n);
     const coalesce::soa_vector<Body> bodies(host);

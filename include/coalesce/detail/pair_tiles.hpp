@@ -16,23 +16,22 @@
 
 namespace coalesce::detail {
 
-// Threads per block, and so particles per tile. Reasoned, not measured yet (tune it on a GPU):
-// 256 is GPU Gems' choice and CUDA's nbody sample's. The block size does not decide how full the
-// GPU is: the grid is one thread per particle whatever the block, so 64 K bodies put 512 threads
-// (16 warps) on 124 of an H200's 132 SMs, as 2 blocks of 256 or 4 of 128 alike, all in one wave.
-// That is 4 warps per scheduler, each with 4 independent pairs a step (pair_unroll) of about 18
-// instructions each: by this reckoning enough to keep the FP32 pipe issuing. A larger tile waits
-// at half as many barriers per pair, and each block reads the particles from L2 half as often.
+// Threads per block, and so particles per tile: 512, measured. On an H200 (CUDA 13.0,
+// tests/device/for_each_pair.cu), softened gravity on 64 K and 512 K float bodies took 3.15 and
+// 178-181 ms with blocks of 128 or 256, and 2.77 and 168.7 ms with 512: a larger tile waits at
+// half as many barriers per pair, and each block reads the particles from L2 half as often.
+// Loading the next tile ahead (pair_prefetch_bytes) gained with 512 (2.83 -> 2.77 ms at 64 K)
+// and lost with 256. The grid is one thread per particle whatever the block.
 // Splitting the j of each i over several blocks would fill a GPU at smaller n, but the partial
 // accumulators would then have to be combined, which is right only for an f that adds into a
 // (not one that keeps a minimum, say): for_each_pair takes no combining function, so it does not.
-inline constexpr unsigned pair_threads = 256;
+inline constexpr unsigned pair_threads = 512;
 // The j's of one step of the inner loop, and of one shared read per leaf: 4 floats of a column
 // are one 16-byte broadcast (LDS.128), as GPU Gems' float4 of position and mass is, so a pair
 // costs a quarter of a shared instruction per leaf f reads.
 inline constexpr unsigned pair_unroll = 4;
 // The most a block's stage may take: static shared memory's limit. Particles whose leaves take
-// more than 192 bytes get a smaller block (pair_threads_v).
+// more than 96 bytes get a smaller block (pair_threads_v).
 inline constexpr std::size_t pair_stage_limit = 48 * 1024;
 // Particles of at most this many bytes of leaves are loaded a tile ahead, into registers held
 // while the block works on the tile before (16 floats). Wider ones load their tile between the
