@@ -6,6 +6,7 @@
 #pragma once
 
 #include <coalesce/config.hpp>
+#include <coalesce/detail/element_bytes.hpp>
 #include <coalesce/detail/leaves.hpp>
 #include <coalesce/detail/vector_access.hpp>
 #include <coalesce/soa_view.hpp>
@@ -77,10 +78,6 @@ template <class T>
 inline constexpr unsigned pair_threads_v = choose_pair_threads<T>();
 
 // (Variables, not functions: device code may use them without nvcc's --expt-relaxed-constexpr.)
-template <class T, std::size_t... L>
-constexpr std::size_t leaf_bytes(std::index_sequence<L...>) {
-  return (sizeof(leaf_type_t<T, L>) + ...);
-}
 template <class T>
 inline constexpr bool pair_prefetch_v =
     leaf_bytes<T>(std::make_index_sequence<leaf_count_v<T>>{}) <= pair_prefetch_bytes;
