@@ -1,5 +1,6 @@
 // coalesce: particles meet grids. One include for the particle helpers: wrap and uniform_grid
-// (<coalesce/uniform_grid.hpp>, host-capable), deposit (<coalesce/deposit.hpp>), sort_by_key
+// (<coalesce/uniform_grid.hpp>, host-capable), deposit (<coalesce/deposit.hpp>), for_each_pair
+// (<coalesce/for_each_pair.hpp>), sort_by_key
 // (<coalesce/reorder.hpp>), and bin, the offset of every bin's first particle in a vector sorted
 // by bin, through a histogram of runs of equal keys and CUB's scan. Asynchronous on the container's stream, scratch from
 // coalesce's pool. Needs a CUDA compiler.
@@ -20,6 +21,7 @@
 #  include <coalesce/detail/nvtx.hpp>
 #  include <coalesce/detail/reorder_plan.hpp>
 #  include <coalesce/error.hpp>
+#  include <coalesce/for_each_pair.hpp>
 #  include <coalesce/memory.hpp>
 #  include <coalesce/pitched_matrix.hpp>
 #  include <coalesce/reorder.hpp>
