@@ -11,6 +11,7 @@
 
 #include "coalesce_device_test.hpp"
 #include "coalesce_test.hpp"
+#include "particle_competitors.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -88,67 +89,6 @@ std::vector<float> model_deposit(const std::vector<Charge>& p, std::size_t rows,
   const dense_accumulator acc{&grid, cols};
   for (const auto& c : p) cloud_in_cell{}(c, acc);
   return grid;
-}
-
-// A plain deposit kernel, as a user writes it: one atomicAdd per contribution.
-__global__ void plain_cloud_in_cell(const float* x, const float* y, const float* q, std::size_t n,
-                                    coalesce::pitched_view<float> grid) {
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
-       i += std::size_t(gridDim.x) * blockDim.x) {
-    const float px = x[i], py = y[i], pq = q[i];
-    const auto c = std::size_t(px), r = std::size_t(py);
-    const float wx = px - float(c), wy = py - float(r);
-    atomicAdd(&grid(r, c), pq * (1.0f - wx) * (1.0f - wy));
-    atomicAdd(&grid(r, c + 1), pq * wx * (1.0f - wy));
-    atomicAdd(&grid(r + 1, c), pq * (1.0f - wx) * wy);
-    atomicAdd(&grid(r + 1, c + 1), pq * wx * wy);
-  }
-}
-
-// The best hand-written deposit for this case: it knows the particles are sorted by cell and
-// the stencil is cloud-in-cell, so the box of a chunk of 4096 particles comes from its first and
-// last particle (no guess), the box is summed in shared memory (a warp's adds into one point
-// summed in registers first, as coalesce does: measured faster here than shared atomics alone)
-// and each point that received anything goes out with one atomicAdd.
-constexpr unsigned privatized_chunk = 4096, privatized_capacity = 8192;
-__global__ void __launch_bounds__(256) privatized_cloud_in_cell(const float* x, const float* y, const float* q,
-                                                                std::size_t n, coalesce::pitched_view<float> grid) {
-  __shared__ float box[privatized_capacity];
-  for (unsigned e = threadIdx.x; e < privatized_capacity; e += 256) box[e] = 0.0f;
-  __syncthreads();
-  const unsigned cols = unsigned(grid.cols());
-  for (std::size_t start = std::size_t(blockIdx.x) * privatized_chunk; start < n;
-       start += std::size_t(gridDim.x) * privatized_chunk) {
-    const std::size_t last = (start + privatized_chunk < n ? start + privatized_chunk : n) - 1;
-    const unsigned first_row = unsigned(y[start]), last_row = unsigned(y[last]);
-    const unsigned first_col = first_row == last_row ? unsigned(x[start]) : 0u;
-    const unsigned width = (first_row == last_row ? unsigned(x[last]) + 1 : cols - 1) - first_col + 1;
-    const unsigned height = last_row - first_row + 2;
-    const bool fits = width * height <= privatized_capacity;  // the same in the whole block
-    for (unsigned k = 0; k < privatized_chunk; k += 256) {
-      const std::size_t i = start + k + threadIdx.x;
-      if (i >= n) continue;
-      const float px = x[i], py = y[i], pq = q[i];
-      const unsigned c = unsigned(px), r = unsigned(py);
-      const float wx = px - float(c), wy = py - float(r);
-      const float w[4] = {pq * (1.0f - wx) * (1.0f - wy), pq * wx * (1.0f - wy), pq * (1.0f - wx) * wy, pq * wx * wy};
-      for (unsigned j = 0; j < 4; ++j) {
-        const unsigned rr = r + j / 2, cc = c + j % 2;
-        if (fits) coalesce::detail::add_combined_in_warp(box, (rr - first_row) * width + (cc - first_col), w[j]);
-        else atomicAdd(&grid(rr, cc), w[j]);
-      }
-    }
-    if (!fits) continue;
-    __syncthreads();
-    for (unsigned e = threadIdx.x; e < width * height; e += 256) {
-      const float sum = box[e];
-      if (sum != 0.0f) {
-        atomicAdd(&grid(first_row + e / width, first_col + e % width), sum);
-        box[e] = 0.0f;
-      }
-    }
-    __syncthreads();
-  }
 }
 
 // Global reductions (atomics) as the L2 receives them: requests, summed over the chip.
@@ -264,12 +204,9 @@ TEST_CASE("deposit: a cloud-in-cell deposit against one atomicAdd per contributi
     coalesce::pitched_matrix<float> rho(rows, cols, 0.0f), plain(rows, cols, 0.0f), privatized(rows, cols, 0.0f);
     const auto view = particles.const_view();
     const float *x = view.column<&Charge::x>(), *y = view.column<&Charge::y>(), *q = view.column<&Charge::q>();
-    const auto run_plain = [&](cudaStream_t s) {
-      plain_cloud_in_cell<<<4 * 132, 256, 0, s>>>(x, y, q, n, plain.view());
-    };
-    // Its fastest grid on an H200: 24 blocks an SM (four waves of six).
+    const auto run_plain = [&](cudaStream_t s) { competitors::plain_cloud_in_cell(x, y, q, n, plain.view(), s); };
     const auto run_privatized = [&](cudaStream_t s) {
-      privatized_cloud_in_cell<<<24 * 132, 256, 0, s>>>(x, y, q, n, privatized.view());
+      competitors::privatized_cloud_in_cell(x, y, q, n, privatized.view(), s);
     };
     const auto run_coalesce = [&](cudaStream_t s) { coalesce::deposit(view, rho.view(), cloud_in_cell{}, s); };
     run_plain(nullptr);

@@ -9,6 +9,7 @@
 
 #include "coalesce_device_test.hpp"
 #include "coalesce_test.hpp"
+#include "particle_competitors.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -108,78 +109,12 @@ std::vector<Body> random_bodies(std::size_t n, std::uint64_t seed) {
   return bodies;
 }
 
-constexpr float softening2 = 1e-2f;  // eps^2, in the units of the cube above
-
-// The one pair of softened gravity, shared by the library's f and the two hand-written kernels,
-// so that all three do the same arithmetic: a += d * m_j / (|d|^2 + eps^2)^(3/2), d = p_j - p_i.
-// A body paired with itself adds d = 0 times a finite number: nothing, so the hand-written
-// kernels, as users write them, do not test j != i.
-__device__ __forceinline__ void add_gravity(float dx, float dy, float dz, float m_j, float& ax, float& ay, float& az) {
-  const float inv_r = rsqrtf(softening2 + dx * dx + dy * dy + dz * dz);
-  const float s = m_j * inv_r * inv_r * inv_r;
-  ax += dx * s;
-  ay += dy * s;
-  az += dz * s;
-}
-
 struct softened_gravity {
   template <class P, class A>
   __device__ void operator()(const P& p_i, const P& p_j, A& a) const {
-    add_gravity(p_j.x - p_i.x, p_j.y - p_i.y, p_j.z - p_i.z, p_j.m, a.x, a.y, a.z);
+    competitors::add_gravity(p_j.x - p_i.x, p_j.y - p_i.y, p_j.z - p_i.z, p_j.m, a.x, a.y, a.z);
   }
 };
-
-// The plain kernel a user writes: one thread per body, a loop over every j reading the columns.
-__global__ void plain_gravity(const float* x, const float* y, const float* z, const float* m, float* ax, float* ay,
-                              float* az, unsigned n) {
-  const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  const float xi = x[i], yi = y[i], zi = z[i];
-  float sx = 0.0f, sy = 0.0f, sz = 0.0f;
-  for (unsigned j = 0; j < n; ++j) add_gravity(x[j] - xi, y[j] - yi, z[j] - zi, m[j], sx, sy, sz);
-  ax[i] = sx;
-  ay[i] = sy;
-  az[i] = sz;
-}
-
-// The tiled kernel of GPU Gems 3, ch. 31, at its best as far as can be written: position and mass
-// as one float4 in shared memory (one 16-byte broadcast per j), the inner loop unrolled 4 times
-// with no test in full tiles, and the next tile's bodies loaded into registers while this one is
-// used (as for_each_pair does).
-template <unsigned Threads>
-__global__ void __launch_bounds__(Threads) tiled_gravity(const float* x, const float* y, const float* z, const float* m,
-                                                         float* ax, float* ay, float* az, unsigned n) {
-  __shared__ float4 tile[Threads];
-  const unsigned t = threadIdx.x, i = blockIdx.x * Threads + t;
-  const bool has_i = i < n;
-  const float xi = has_i ? x[i] : 0.0f, yi = has_i ? y[i] : 0.0f, zi = has_i ? z[i] : 0.0f;
-  float sx = 0.0f, sy = 0.0f, sz = 0.0f;
-  float4 next = t < n ? make_float4(x[t], y[t], z[t], m[t]) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-  for (unsigned j0 = 0; j0 < n; j0 += Threads) {
-    __syncthreads();
-    tile[t] = next;
-    __syncthreads();
-    const unsigned j = j0 + Threads + t;
-    if (j < n) next = make_float4(x[j], y[j], z[j], m[j]);
-    if (n - j0 >= Threads) {
-#pragma unroll 4
-      for (unsigned k = 0; k < Threads; ++k) {
-        const float4 p = tile[k];
-        add_gravity(p.x - xi, p.y - yi, p.z - zi, p.w, sx, sy, sz);
-      }
-    } else {
-      for (unsigned k = 0; k < n - j0; ++k) {
-        const float4 p = tile[k];
-        add_gravity(p.x - xi, p.y - yi, p.z - zi, p.w, sx, sy, sz);
-      }
-    }
-  }
-  if (has_i) {
-    ax[i] = sx;
-    ay[i] = sy;
-    az[i] = sz;
-  }
-}
 
 // What i's tally must hold: n - 1 partners, the others' mass, sum of (x_j - x_i), sum of y_j * z_i.
 Tally expected_tally(const std::vector<Body>& bodies, std::size_t i, double sum_m, double sum_x, double sum_y) {
@@ -233,7 +168,7 @@ reference_gravity gravity_in_double(const std::vector<Body>& bodies) {
       if (j == i) continue;
       const double dx = double(bodies[j].x) - bodies[i].x, dy = double(bodies[j].y) - bodies[i].y,
                    dz = double(bodies[j].z) - bodies[i].z;
-      const double r2 = double(softening2) + dx * dx + dy * dy + dz * dz;
+      const double r2 = double(competitors::gravity_softening2) + dx * dx + dy * dy + dz * dz;
       const double s = bodies[j].m / (r2 * std::sqrt(r2));
       r.ax[i] += dx * s;
       r.ay[i] += dy * s;
@@ -405,19 +340,14 @@ TEST_CASE("for_each_pair: all-pairs gravity against the plain kernel and the han
     };
     const auto p = out(plain), t = out(tiled);
     const unsigned count = unsigned(n);
-    const auto blocks = [&](unsigned threads) { return (count + threads - 1) / threads; };
     const auto run_mine = [&](cudaStream_t s) { coalesce::for_each_pair(in, mine.view(), softened_gravity{}, s); };
     const auto run_plain = [&](unsigned threads) {
-      return [&, threads](cudaStream_t s) {
-        plain_gravity<<<blocks(threads), threads, 0, s>>>(x, y, z, m, p[0], p[1], p[2], count);
-      };
+      return
+          [&, threads](cudaStream_t s) { competitors::plain_gravity(x, y, z, m, p[0], p[1], p[2], count, threads, s); };
     };
     const auto run_tiled = [&](unsigned threads) {
-      return [&, threads](cudaStream_t s) {
-        if (threads == 128) tiled_gravity<128><<<blocks(128), 128, 0, s>>>(x, y, z, m, t[0], t[1], t[2], count);
-        if (threads == 256) tiled_gravity<256><<<blocks(256), 256, 0, s>>>(x, y, z, m, t[0], t[1], t[2], count);
-        if (threads == 512) tiled_gravity<512><<<blocks(512), 512, 0, s>>>(x, y, z, m, t[0], t[1], t[2], count);
-      };
+      return
+          [&, threads](cudaStream_t s) { competitors::tiled_gravity(x, y, z, m, t[0], t[1], t[2], count, threads, s); };
     };
     const std::vector<unsigned> plain_blocks{128, 256}, tiled_blocks{128, 256, 512};
     run_mine(nullptr);

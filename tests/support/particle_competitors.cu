@@ -1,0 +1,162 @@
+// The hand-written particle kernels of particle_competitors.hpp.
+#include "particle_competitors.hpp"
+
+#include <coalesce/deposit.hpp>
+
+#include <stdexcept>
+
+namespace competitors {
+namespace {
+
+// A plain deposit kernel, as a user writes it: one atomicAdd per contribution.
+__global__ void plain_cloud_in_cell_kernel(const float* x, const float* y, const float* q, std::size_t n,
+                                           coalesce::pitched_view<float> grid) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x) {
+    const float px = x[i], py = y[i], pq = q[i];
+    const auto c = std::size_t(px), r = std::size_t(py);
+    const float wx = px - float(c), wy = py - float(r);
+    atomicAdd(&grid(r, c), pq * (1.0f - wx) * (1.0f - wy));
+    atomicAdd(&grid(r, c + 1), pq * wx * (1.0f - wy));
+    atomicAdd(&grid(r + 1, c), pq * (1.0f - wx) * wy);
+    atomicAdd(&grid(r + 1, c + 1), pq * wx * wy);
+  }
+}
+
+// The best hand-written deposit for this case: it knows the particles are sorted by cell and
+// the stencil is cloud-in-cell, so the box of a chunk of 4096 particles comes from its first and
+// last particle (no guess), the box is summed in shared memory (a warp's adds into one point
+// summed in registers first, as coalesce does: measured faster here than shared atomics alone)
+// and each point that received anything goes out with one atomicAdd.
+constexpr unsigned privatized_chunk = 4096, privatized_capacity = 8192;
+__global__ void __launch_bounds__(256)
+    privatized_cloud_in_cell_kernel(const float* x, const float* y, const float* q, std::size_t n,
+                                    coalesce::pitched_view<float> grid) {
+  __shared__ float box[privatized_capacity];
+  for (unsigned e = threadIdx.x; e < privatized_capacity; e += 256) box[e] = 0.0f;
+  __syncthreads();
+  const unsigned cols = unsigned(grid.cols());
+  for (std::size_t start = std::size_t(blockIdx.x) * privatized_chunk; start < n;
+       start += std::size_t(gridDim.x) * privatized_chunk) {
+    const std::size_t last = (start + privatized_chunk < n ? start + privatized_chunk : n) - 1;
+    const unsigned first_row = unsigned(y[start]), last_row = unsigned(y[last]);
+    const unsigned first_col = first_row == last_row ? unsigned(x[start]) : 0u;
+    const unsigned width = (first_row == last_row ? unsigned(x[last]) + 1 : cols - 1) - first_col + 1;
+    const unsigned height = last_row - first_row + 2;
+    const bool fits = width * height <= privatized_capacity;  // the same in the whole block
+    for (unsigned k = 0; k < privatized_chunk; k += 256) {
+      const std::size_t i = start + k + threadIdx.x;
+      if (i >= n) continue;
+      const float px = x[i], py = y[i], pq = q[i];
+      const unsigned c = unsigned(px), r = unsigned(py);
+      const float wx = px - float(c), wy = py - float(r);
+      const float w[4] = {pq * (1.0f - wx) * (1.0f - wy), pq * wx * (1.0f - wy), pq * (1.0f - wx) * wy, pq * wx * wy};
+      for (unsigned j = 0; j < 4; ++j) {
+        const unsigned rr = r + j / 2, cc = c + j % 2;
+        if (fits) coalesce::detail::add_combined_in_warp(box, (rr - first_row) * width + (cc - first_col), w[j]);
+        else atomicAdd(&grid(rr, cc), w[j]);
+      }
+    }
+    if (!fits) continue;
+    __syncthreads();
+    for (unsigned e = threadIdx.x; e < width * height; e += 256) {
+      const float sum = box[e];
+      if (sum != 0.0f) {
+        atomicAdd(&grid(first_row + e / width, first_col + e % width), sum);
+        box[e] = 0.0f;
+      }
+    }
+    __syncthreads();
+  }
+}
+
+// The plain kernel a user writes: one thread per body, a loop over every j reading the columns.
+__global__ void plain_gravity_kernel(const float* x, const float* y, const float* z, const float* m, float* ax,
+                                     float* ay, float* az, unsigned n) {
+  const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const float xi = x[i], yi = y[i], zi = z[i];
+  float sx = 0.0f, sy = 0.0f, sz = 0.0f;
+  for (unsigned j = 0; j < n; ++j) add_gravity(x[j] - xi, y[j] - yi, z[j] - zi, m[j], sx, sy, sz);
+  ax[i] = sx;
+  ay[i] = sy;
+  az[i] = sz;
+}
+
+// The tiled kernel of GPU Gems 3, ch. 31, at its best as far as can be written: position and mass
+// as one float4 in shared memory (one 16-byte broadcast per j), the inner loop unrolled 4 times
+// with no test in full tiles, and the next tile's bodies loaded into registers while this one is
+// used (as for_each_pair does).
+template <unsigned Threads>
+__global__ void __launch_bounds__(Threads)
+    tiled_gravity_kernel(const float* x, const float* y, const float* z, const float* m, float* ax, float* ay,
+                         float* az, unsigned n) {
+  __shared__ float4 tile[Threads];
+  const unsigned t = threadIdx.x, i = blockIdx.x * Threads + t;
+  const bool has_i = i < n;
+  const float xi = has_i ? x[i] : 0.0f, yi = has_i ? y[i] : 0.0f, zi = has_i ? z[i] : 0.0f;
+  float sx = 0.0f, sy = 0.0f, sz = 0.0f;
+  float4 next = t < n ? make_float4(x[t], y[t], z[t], m[t]) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  for (unsigned j0 = 0; j0 < n; j0 += Threads) {
+    __syncthreads();
+    tile[t] = next;
+    __syncthreads();
+    const unsigned j = j0 + Threads + t;
+    if (j < n) next = make_float4(x[j], y[j], z[j], m[j]);
+    if (n - j0 >= Threads) {
+#pragma unroll 4
+      for (unsigned k = 0; k < Threads; ++k) {
+        const float4 p = tile[k];
+        add_gravity(p.x - xi, p.y - yi, p.z - zi, p.w, sx, sy, sz);
+      }
+    } else {
+      for (unsigned k = 0; k < n - j0; ++k) {
+        const float4 p = tile[k];
+        add_gravity(p.x - xi, p.y - yi, p.z - zi, p.w, sx, sy, sz);
+      }
+    }
+  }
+  if (has_i) {
+    ax[i] = sx;
+    ay[i] = sy;
+    az[i] = sz;
+  }
+}
+
+unsigned multiprocessors() {
+  int device = 0, count = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
+    throw std::runtime_error("competitors: cannot read the device's multiprocessor count");
+  return unsigned(count);
+}
+
+}  // namespace
+
+void plain_cloud_in_cell(const float* x, const float* y, const float* q, std::size_t n,
+                         coalesce::pitched_view<float> grid, cudaStream_t stream) {
+  plain_cloud_in_cell_kernel<<<4 * multiprocessors(), 256, 0, stream>>>(x, y, q, n, grid);
+}
+
+void privatized_cloud_in_cell(const float* x, const float* y, const float* q, std::size_t n,
+                              coalesce::pitched_view<float> grid, cudaStream_t stream) {
+  // Its fastest grid on an H200: 24 blocks an SM (four waves of six).
+  privatized_cloud_in_cell_kernel<<<24 * multiprocessors(), 256, 0, stream>>>(x, y, q, n, grid);
+}
+
+void plain_gravity(const float* x, const float* y, const float* z, const float* m, float* ax, float* ay, float* az,
+                   unsigned n, unsigned threads, cudaStream_t stream) {
+  if (threads != 128 && threads != 256) throw std::invalid_argument("competitors::plain_gravity: 128 or 256 threads");
+  plain_gravity_kernel<<<(n + threads - 1) / threads, threads, 0, stream>>>(x, y, z, m, ax, ay, az, n);
+}
+
+void tiled_gravity(const float* x, const float* y, const float* z, const float* m, float* ax, float* ay, float* az,
+                   unsigned n, unsigned threads, cudaStream_t stream) {
+  const unsigned blocks = (n + threads - 1) / threads;
+  if (threads == 128) tiled_gravity_kernel<128><<<blocks, 128, 0, stream>>>(x, y, z, m, ax, ay, az, n);
+  else if (threads == 256) tiled_gravity_kernel<256><<<blocks, 256, 0, stream>>>(x, y, z, m, ax, ay, az, n);
+  else if (threads == 512) tiled_gravity_kernel<512><<<blocks, 512, 0, stream>>>(x, y, z, m, ax, ay, az, n);
+  else throw std::invalid_argument("competitors::tiled_gravity: 128, 256 or 512 threads");
+}
+
+}  // namespace competitors

@@ -1,0 +1,48 @@
+// The hand-written particle kernels coalesce's particle calls are measured against, shared by the
+// device tests and coalesce_bench: cloud-in-cell deposits (one atomicAdd per contribution, and a
+// shared-memory privatized one for particles sorted by cell) and softened all-pairs gravity (one
+// thread per body, and GPU Gems 3's tiled float4 kernel). Each is the fastest form we can write
+// of what a user writes by hand.
+#pragma once
+
+#include <coalesce/pitched_matrix.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+
+namespace competitors {
+
+// Cloud-in-cell deposit of the charges q at (x, y), in cell units, into `grid`: one atomicAdd
+// per contribution, one thread per particle (a grid-stride loop of 4 blocks an SM).
+void plain_cloud_in_cell(const float* x, const float* y, const float* q, std::size_t n,
+                         coalesce::pitched_view<float> grid, cudaStream_t stream);
+// The same for particles sorted by cell (row-major): chunks of 4096 particles summed in a box of
+// the grid in shared memory, the box taken from the chunk's first and last particle.
+void privatized_cloud_in_cell(const float* x, const float* y, const float* q, std::size_t n,
+                              coalesce::pitched_view<float> grid, cudaStream_t stream);
+
+// eps^2 of the softened gravity below.
+inline constexpr float gravity_softening2 = 1e-2f;
+
+// The one pair of softened gravity, shared by the library's f and the two hand-written kernels,
+// so that all do the same arithmetic: a += d * m_j / (|d|^2 + eps^2)^(3/2), d = p_j - p_i.
+// A body paired with itself adds d = 0 times a finite number: nothing, so the hand-written
+// kernels, as users write them, do not test j != i.
+__device__ __forceinline__ void add_gravity(float dx, float dy, float dz, float m_j, float& ax, float& ay, float& az) {
+  const float inv_r = rsqrtf(gravity_softening2 + dx * dx + dy * dy + dz * dz);
+  const float s = m_j * inv_r * inv_r * inv_r;
+  ax += dx * s;
+  ay += dy * s;
+  az += dz * s;
+}
+
+// Softened gravity on the bodies (x, y, z, m) into (ax, ay, az), blocks of `threads`: one thread
+// per body reading every j from the columns (threads 128 or 256), or the tiled kernel (128, 256
+// or 512).
+void plain_gravity(const float* x, const float* y, const float* z, const float* m, float* ax, float* ay, float* az,
+                   unsigned n, unsigned threads, cudaStream_t stream);
+void tiled_gravity(const float* x, const float* y, const float* z, const float* m, float* ax, float* ay, float* az,
+                   unsigned n, unsigned threads, cudaStream_t stream);
+
+}  // namespace competitors
