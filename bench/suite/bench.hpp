@@ -111,5 +111,6 @@ void reductions(runner& r);   // reductions.cu
 void stencils(runner& r);     // stencils.cu
 void compaction_and_reordering(runner& r);  // reorder.cu
 void babelstream(runner& r);  // babelstream.cu
+void particles_and_grids(runner& r);  // particles_grids.cu
 
 }  // namespace bench

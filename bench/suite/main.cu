@@ -44,6 +44,7 @@ const group groups[] = {
     {"stencils", bench::stencils},
     {"reorder", bench::compaction_and_reordering},
     {"babelstream", bench::babelstream},
+    {"particles-grids", bench::particles_and_grids},
 };
 
 int usage(const char* program) {
