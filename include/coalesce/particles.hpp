@@ -1,9 +1,9 @@
 // coalesce: particles meet grids. One include for the particle helpers: wrap and uniform_grid
 // (<coalesce/uniform_grid.hpp>, host-capable), deposit (<coalesce/deposit.hpp>), for_each_pair
-// (<coalesce/for_each_pair.hpp>), sort_by_key
-// (<coalesce/reorder.hpp>), and bin, the offset of every bin's first particle in a vector sorted
-// by bin, through a histogram of runs of equal keys and CUB's scan. Asynchronous on the container's stream, scratch from
-// coalesce's pool. Needs a CUDA compiler.
+// (<coalesce/for_each_pair.hpp>), sort_by_key (<coalesce/reorder.hpp>); here, bin, the offset of
+// every bin's first particle in a vector sorted by bin, through a histogram of runs of equal keys
+// and CUB's scan, and sort_and_bin, the two in one call. Asynchronous on the container's stream,
+// scratch from coalesce's pool. Needs a CUDA compiler.
 #pragma once
 /// @file
 
@@ -189,6 +189,18 @@ pitched_matrix<std::uint32_t> bin(const soa_vector<T, device_space, Resource>& p
   pitched_matrix<std::uint32_t> offsets(1, bins + 1, pool_resource(particles.stream()));
   bin(particles.const_view(), key, bins, cuda::std::span<std::uint32_t>(offsets.data(), bins + 1), particles.stream());
   return offsets;
+}
+
+/// Sorts `particles` by key (sort_by_key(particles, key)) and returns the offsets of their `bins`
+/// bins (bin(particles, key, bins)): the step a particle code takes every few steps to put each
+/// cell's particles together, in one call. Both on particles.stream(), with no wait; what each
+/// moves and throws is theirs. `key` is evaluated twice per particle (once by each).
+template <class T, class Resource, class Key>
+pitched_matrix<std::uint32_t> sort_and_bin(soa_vector<T, device_space, Resource>& particles, Key key,
+                                           std::size_t bins) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::sort_and_bin");
+  sort_by_key(particles, key);
+  return bin(particles, key, bins);
 }
 
 }  // namespace coalesce

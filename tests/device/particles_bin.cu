@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <stdexcept>
 #include <vector>
@@ -206,14 +207,22 @@ struct grid_cell_key {
 };
 }  // namespace
 
-TEST_CASE("sort_by_key then bin on a periodic uniform grid's cells puts each particle in its cell's range") {
+TEST_CASE(
+    "sort_by_key then bin (and sort_and_bin) on a periodic uniform grid's cells puts each particle in its cell's range") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   const std::size_t n = ct::small_problems() ? 200003 : 4000037;
   const grid_cell_key key{{0.0f, 0.0f, 2.0f / 64, 2.0f / 32, 64, 32}};  // positions in [-1, 1) wrap into [0, 2)
-  coalesce::soa_vector<Particle> particles(random_particles(n));
+  coalesce::soa_vector<Particle> particles(random_particles(n)), together(random_particles(n));
   coalesce::sort_by_key(particles, key);
   const auto got = coalesce::bin(particles, key, key.grid.cells()).to_vector();
   const auto sorted = particles.to_vector();
+  // sort_and_bin is the two calls in one: the same order (the sort is stable) and offsets.
+  CHECK(coalesce::sort_and_bin(together, key, key.grid.cells()).to_vector() == got);
+  const auto together_host = together.to_vector();
+  REQUIRE(together_host.size() == sorted.size());
+  for (std::size_t i = 0; i < sorted.size(); ++i)
+    if (std::memcmp(&together_host[i], &sorted[i], sizeof(Particle)) != 0)
+      FAIL("sort_and_bin's particle " << i << " differs");
   REQUIRE(got.size() == key.grid.cells() + 1);
   CHECK(got.front() == 0u);
   CHECK(got.back() == n);  // every cell index is below cells()
