@@ -52,6 +52,7 @@ namespace coalesce {
 // Declared here and defined in <coalesce/cell_list.hpp>, included at the end: that header
 // includes <coalesce/particles.hpp> (for bin), which may include this one, and whichever comes
 // first, each then finds what it needs (the calls here only use a cell_list once instantiated).
+
 template <int Dims, class Real, class Position>
 class cell_list;
 
@@ -181,7 +182,9 @@ using read_only_particles_of = soa_view<const std::remove_const_t<T>, device_spa
 /// copy of every row range the block needs) or, where they do not fit, read from the columns;
 /// and the other fields f reads of p_j, for the pairs within the cutoff only. Writes out, once per
 /// particle, coalesced, and nothing else; f must not write the particles, and changes nothing but
-/// a. Throws std::invalid_argument if the cutoff is negative, NaN or larger than a cell (the
+/// a. Work: a distance test for every particle of the 27 (9) cells around each particle's own,
+/// 27 rho h^3 of them at rho particles per unit volume and cells of size h; f for the 4/3 pi
+/// rc^3 rho of those within the cutoff rc (16% where h = rc), one thread per particle. Throws std::invalid_argument if the cutoff is negative, NaN or larger than a cell (the
 /// cells must be at least the cutoff), if `particles` are not as many as the cell list was made
 /// for, or out not as many; coalesce::cuda_error if the launch fails (or, attributed to the
 /// caller, if an earlier error was pending). Asynchronous on `stream`.
