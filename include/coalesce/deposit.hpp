@@ -44,6 +44,7 @@
 #  include <coalesce/config.hpp>
 #  include <coalesce/detail/deposit_stage.hpp>
 #  include <coalesce/detail/device_memory.hpp>
+#  include <coalesce/detail/grid_atomics.hpp>
 #  include <coalesce/detail/launch.hpp>
 #  include <coalesce/detail/nvtx.hpp>
 #  include <coalesce/error.hpp>
@@ -62,18 +63,12 @@ namespace coalesce {
 
 namespace detail {
 
-// The grid element types that atomicAdd adds.
-template <class G>
-inline constexpr bool has_atomic_add_v =
-    std::is_same_v<G, float> || std::is_same_v<G, double> || std::is_same_v<G, int> || std::is_same_v<G, unsigned> ||
-    std::is_same_v<G, unsigned long long>;
-
 // The accumulators' check of their grid's element type: one message for the three.
 template <class G>
 constexpr bool check_grid_element() {
   static_assert(has_atomic_add_v<G>,
-                "coalesce::deposit: the grid's elements must be float, double, int, unsigned or unsigned long long "
-                "(what atomicAdd adds); deposit each component of a vector type into a grid of its own");
+                "coalesce::deposit: the grid's elements must be float, double, int, unsigned, unsigned long long, "
+                "float2, float4 or double2 (what atomicAdd adds); deposit into a grid of each field of a struct");
   return true;
 }
 
@@ -91,7 +86,7 @@ class matrix_accumulator {
   /// Adds `value` into element (r, c), atomically.
   COALESCE_DEVICE void add(std::size_t r, std::size_t c, G value) const {
     COALESCE_ASSERT(r < grid_.rows() && c < grid_.cols(), "coalesce::deposit: add(r, c) outside the grid");
-    atomicAdd(&grid_(r, c), value);
+    detail::atomic_add_value(&grid_(r, c), value);
   }
 
  private:
@@ -111,7 +106,7 @@ class volume_accumulator {
   COALESCE_DEVICE void add(std::size_t z, std::size_t y, std::size_t x, G value) const {
     COALESCE_ASSERT(z < grid_.depth() && y < grid_.height() && x < grid_.width(),
                     "coalesce::deposit: add(z, y, x) outside the grid");
-    atomicAdd(&grid_(z, y, x), value);
+    detail::atomic_add_value(&grid_(z, y, x), value);
   }
 
  private:
@@ -130,7 +125,7 @@ class span_accumulator {
   /// Adds `value` into element i, atomically.
   COALESCE_DEVICE void add(std::size_t i, G value) const {
     COALESCE_ASSERT(i < grid_.size(), "coalesce::deposit: add(i) outside the grid");
-    atomicAdd(grid_.data() + i, value);
+    detail::atomic_add_value(grid_.data() + i, value);
   }
 
  private:

@@ -138,6 +138,61 @@ TEST_CASE("deposit: a cloud-in-cell deposit into a matrix equals the host's sums
   }
 }
 
+TEST_CASE("deposit: float2 and float4 grids, each component the sum a scalar grid of it gets") {
+  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
+  const std::size_t rows = 67, cols = 130;
+  for (const bool sorted : {true, false}) {
+    INFO((sorted ? "sorted" : "shuffled"));
+    const auto host = lattice_charges(200003, rows, cols, sorted, 17);
+    const coalesce::soa_vector<Charge> particles(host);
+    // (q, 2q) at the cloud-in-cell points: both components exact in float.
+    coalesce::pitched_matrix<float2> pair(rows, cols, float2{0.0f, 0.0f});
+    coalesce::deposit(particles, pair, [] __device__(auto p, auto acc) {
+      const float x = p.x, y = p.y, q = p.q;
+      const auto c = std::size_t(x), r = std::size_t(y);
+      const float wx = x - float(c), wy = y - float(r);
+      const float w[4] = {(1.0f - wx) * (1.0f - wy), wx * (1.0f - wy), (1.0f - wx) * wy, wx * wy};
+      for (unsigned k = 0; k < 4; ++k) acc.add(r + k / 2, c + k % 2, float2{q * w[k], 2.0f * q * w[k]});
+    });
+    const auto expected = model_deposit(host, rows, cols);
+    const auto got = pair.to_vector();
+    std::vector<float> xs(got.size()), ys(got.size()), doubled(expected.size());
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      xs[i] = got[i].x;
+      ys[i] = got[i].y;
+      doubled[i] = 2.0f * expected[i];
+    }
+    check_grid(xs, expected);
+    check_grid(ys, doubled);
+  }
+  // A float4 volume (the plain path): a count in x, the charge in y, -q in z, 4q in w.
+  const std::size_t depth = 3, height = 9, width = 33, n = 50001;
+  std::mt19937_64 random(19);
+  std::vector<Charge> host(n);
+  for (auto& c : host) c = Charge{float(random() % width), float(random() % height), float(random() % 7)};
+  const coalesce::soa_vector<Charge> particles(host);
+  coalesce::pitched_volume<float4> sums(depth, height, width, float4{0, 0, 0, 0});
+  coalesce::deposit(particles.const_view(), sums.view(), [] __device__(auto p, auto acc) {
+    const float q = p.q;
+    acc.add(std::size_t(q) % 3, std::size_t(p.y), std::size_t(p.x), float4{1.0f, q, -q, 4.0f * q});
+  });
+  std::vector<float4> expected(depth * height * width, float4{0, 0, 0, 0});
+  for (const auto& c : host) {
+    auto& e = expected[(std::size_t(c.q) % 3 * height + std::size_t(c.y)) * width + std::size_t(c.x)];
+    e.x += 1.0f;
+    e.y += c.q;
+    e.z -= c.q;
+    e.w += 4.0f * c.q;
+  }
+  const auto got = sums.to_vector();
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < got.size(); ++i)
+    if (got[i].x != expected[i].x || got[i].y != expected[i].y || got[i].z != expected[i].z ||
+        got[i].w != expected[i].w)
+      ++wrong;
+  CHECK(wrong == 0);
+}
+
 TEST_CASE("deposit: lanes that add different numbers of times, into a volume and into a span") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   const std::size_t depth = 5, height = 9, width = 33, n = 50001;

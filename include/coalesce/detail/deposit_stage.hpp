@@ -9,6 +9,7 @@
 #pragma once
 
 #include <coalesce/config.hpp>
+#include <coalesce/detail/grid_atomics.hpp>
 #include <coalesce/detail/pitched_view.hpp>
 #include <coalesce/soa.hpp>
 
@@ -129,18 +130,22 @@ __device__ void guess_box_of_chunk(soa_view<const T, device_space> particles, st
   if (lane == 0) *out = guess_chunk_box(r0, r1, c0, c1, same_rows, grid_cols, capacity);
 }
 
-// f's calls in the stage: an add inside the chunk's box goes into shared memory, one outside it
-// straight into the grid (through `Global`), and marks the thread as having missed the box.
+// f's calls in the stage: an add inside the chunk's box goes into shared memory (a vector
+// element as its components, each summed on its own), one outside it straight into the grid
+// (through `Global`), and marks the thread as having missed the box.
 template <class G, class Global>
 struct staged_accumulator {
-  G* box;
+  using element = grid_element<G>;
+  typename element::component* box;
   chunk_box where;
   Global global;
   bool* missed;
   __device__ void add(std::size_t r, std::size_t c, G value) const {
     const unsigned dr = unsigned(r) - where.first_row, dc = unsigned(c) - where.first_col;
     if (dr < where.height && dc < where.width) {
-      add_combined_in_warp(box, dr * where.width + dc, value);
+      const unsigned at = (dr * where.width + dc) * element::count;
+#pragma unroll
+      for (unsigned k = 0; k < element::count; ++k) add_combined_in_warp(box, at + k, element::get(value, k));
     } else {
       global.add(r, c, value);
       *missed = true;
@@ -171,12 +176,14 @@ __global__ void __launch_bounds__(deposit_threads)
     staged_deposit_kernel(soa_view<const T, device_space> particles, pitched_view<G, device_space> grid, Global global,
                           F f) {
   static_assert(Chunk % deposit_threads == 0, "coalesce::detail: a chunk is whole blocks of particles");
-  constexpr unsigned capacity = unsigned(deposit_stage_bytes / sizeof(G));
-  __shared__ G box[capacity];
+  using element = grid_element<G>;
+  using component = typename element::component;
+  constexpr unsigned capacity = unsigned(deposit_stage_bytes / sizeof(G));  // grid points
+  __shared__ component box[capacity * element::count];
   __shared__ chunk_box boxes[2];  // this chunk's and the next one's, alternating
   const unsigned grid_cols = unsigned(grid.cols());
   const std::size_t stride = std::size_t(gridDim.x) * Chunk;
-  for (unsigned e = threadIdx.x; e < capacity; e += deposit_threads) box[e] = G(0);
+  for (unsigned e = threadIdx.x; e < capacity * element::count; e += deposit_threads) box[e] = component(0);
   std::size_t start = std::size_t(blockIdx.x) * Chunk;
   if (threadIdx.x < 32) guess_box_of_chunk<Chunk>(particles, start, f, grid_cols, capacity, &boxes[0]);
   __syncthreads();
@@ -200,11 +207,15 @@ __global__ void __launch_bounds__(deposit_threads)
     // e / width by a multiply: exact for e and width below 2^13 (the capacity).
     const unsigned inverse_width = where.width > 1 ? 0xffffffffu / where.width + 1 : 0;
     for (unsigned e = threadIdx.x; e < where.points(); e += deposit_threads) {
-      const G sum = box[e];
-      if (sum != G(0)) {
+      component* const sum = box + e * element::count;
+      bool received = false;
+#pragma unroll
+      for (unsigned k = 0; k < element::count; ++k) received = received || sum[k] != component(0);
+      if (received) {
         const unsigned row = where.width > 1 ? __umulhi(e, inverse_width) : e;
-        atomicAdd(&grid(where.first_row + row, where.first_col + (e - row * where.width)), sum);
-        box[e] = G(0);
+        atomic_add_value(&grid(where.first_row + row, where.first_col + (e - row * where.width)), element::make(sum));
+#pragma unroll
+        for (unsigned k = 0; k < element::count; ++k) sum[k] = component(0);
       }
     }
     staged = missing <= int(deposit_threads / 2);
