@@ -2,7 +2,8 @@
 // (<coalesce/uniform_grid.hpp>, host-capable), deposit (<coalesce/deposit.hpp>), for_each_pair
 // (<coalesce/for_each_pair.hpp>), sort_by_key (<coalesce/reorder.hpp>); here, bin, the offset of
 // every bin's first particle in a vector sorted by bin, through a histogram of runs of equal keys
-// and CUB's scan, and sort_and_bin, the two in one call. Asynchronous on the container's stream,
+// and CUB's scan, and sort_and_bin, the two in one call; and, last, cell_list, make_cell_list and
+// for_each_neighbor (<coalesce/for_each_neighbor.hpp>). Asynchronous on the container's stream,
 // scratch from coalesce's pool. Needs a CUDA compiler.
 #pragma once
 /// @file
@@ -204,5 +205,8 @@ pitched_matrix<std::uint32_t> sort_and_bin(soa_vector<T, device_space, Resource>
 }
 
 }  // namespace coalesce
+
+// Last: cell_list.hpp includes this header for bin.
+#  include <coalesce/for_each_neighbor.hpp>
 
 #endif  // __CUDACC__
