@@ -15,6 +15,7 @@
 
 #include "coalesce_device_test.hpp"
 #include "coalesce_test.hpp"
+#include "particle_competitors.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -436,67 +437,16 @@ COALESCE_FIELDS(Force, fx, fy, fz);
 
 namespace {
 
-// The pair force's magnitude over r, softened (r^2 + 0.01) so that random positions give no
-// infinities: 24 (2 s^12 - s^6) / r^2 with s = sigma / r, sigma = 0.5, times the other's mass.
-__host__ __device__ inline float lj_over_r(float r2, float m) {
-  const float inverse = 1.0f / (r2 + 0.01f);
-  const float s2 = 0.25f * inverse, s6 = s2 * s2 * s2;
-  return 24.0f * (2.0f * s6 * s6 - s6) * inverse * m;
-}
-
 struct lennard_jones {
   template <class P, class Q>
   __device__ void operator()(const P& pi, const Q& pj, Force& a) const {
     const float dx = pi.x - pj.x, dy = pi.y - pj.y, dz = pi.z - pj.z;
-    const float s = lj_over_r(dx * dx + dy * dy + dz * dz, pj.m);
+    const float s = competitors::lj_over_r(dx * dx + dy * dy + dz * dz, pj.m);
     a.fx += s * dx;
     a.fy += s * dy;
     a.fz += s * dz;
   }
 };
-
-// The hand-written cell-list kernel: one thread per particle of the sorted order, the 27 cells
-// around its own, each cell's particles read from the columns, the cutoff tested, the force
-// summed in registers and written once. The best we could write without coalesce: read-only
-// __restrict__ columns (the read-only path), the particle's own fields loaded once, 32-bit
-// indices, and the neighbour cells in the order of the sorted particles (z, y, x), so that the
-// warp's reads move through memory together.
-__global__ void __launch_bounds__(128)
-    hand_cell_list_forces(const float* __restrict__ x, const float* __restrict__ y, const float* __restrict__ z,
-                          const float* __restrict__ m, const std::uint32_t* __restrict__ offsets,
-                          coalesce::uniform_grid<3> grid, float cutoff2, std::uint32_t n, float* __restrict__ fx,
-                          float* __restrict__ fy, float* __restrict__ fz) {
-  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  const float xi = x[i], yi = y[i], zi = z[i];
-  const auto c = grid.cell_of(xi, yi, zi);
-  float ax = 0.0f, ay = 0.0f, az = 0.0f;
-  for (int cz = c.z - 1; cz <= c.z + 1; ++cz) {
-    if (cz < 0 || cz >= grid.nz) continue;
-    for (int cy = c.y - 1; cy <= c.y + 1; ++cy) {
-      if (cy < 0 || cy >= grid.ny) continue;
-      for (int cx = c.x - 1; cx <= c.x + 1; ++cx) {
-        if (cx < 0 || cx >= grid.nx) continue;
-        const std::uint32_t cell_index =
-            (std::uint32_t(cz) * grid.ny + std::uint32_t(cy)) * grid.nx + std::uint32_t(cx);
-        const std::uint32_t end = offsets[cell_index + 1];
-        for (std::uint32_t j = offsets[cell_index]; j < end; ++j) {
-          const float dx = xi - x[j], dy = yi - y[j], dz = zi - z[j];
-          const float r2 = dx * dx + dy * dy + dz * dz;
-          if (r2 < cutoff2 && j != i) {
-            const float s = lj_over_r(r2, m[j]);
-            ax += s * dx;
-            ay += s * dy;
-            az += s * dz;
-          }
-        }
-      }
-    }
-  }
-  fx[i] = ax;
-  fy[i] = ay;
-  fz[i] = az;
-}
 
 }  // namespace
 
@@ -539,11 +489,10 @@ TEST_CASE("for_each_neighbor: a Lennard-Jones-like force on 4 Mi particles, agai
   };
   const auto out = hand.view();
   const auto run_hand = [&](cudaStream_t s) {
-    hand_cell_list_forces<<<unsigned((n + 127) / 128), 128, 0, s>>>(view.column<&Body::x>(), view.column<&Body::y>(),
-                                                                    view.column<&Body::z>(), view.column<&Body::m>(),
-                                                                    cells.offsets().data(), grid, cutoff * cutoff,
-                                                                    std::uint32_t(n), out.column<&Force::fx>(),
-                                                                    out.column<&Force::fy>(), out.column<&Force::fz>());
+    competitors::cell_list_forces(view.column<&Body::x>(), view.column<&Body::y>(), view.column<&Body::z>(),
+                                  view.column<&Body::m>(), cells.offsets().data(), grid, cutoff * cutoff,
+                                  std::uint32_t(n), out.column<&Force::fx>(), out.column<&Force::fy>(),
+                                  out.column<&Force::fz>(), s);
   };
   run_hand(nullptr);
   run_library(nullptr);

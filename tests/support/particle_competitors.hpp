@@ -1,15 +1,18 @@
 // The hand-written particle kernels coalesce's particle calls are measured against, shared by the
 // device tests and coalesce_bench: cloud-in-cell deposits (one atomicAdd per contribution, and a
 // shared-memory privatized one for particles sorted by cell) and softened all-pairs gravity (one
-// thread per body, and GPU Gems 3's tiled float4 kernel). Each is the fastest form we can write
-// of what a user writes by hand.
+// thread per body, and GPU Gems 3's tiled float4 kernel), and a Lennard-Jones-like force through
+// a cell list (the 27 cells around each particle). Each is the fastest form we can write of what a
+// user writes by hand.
 #pragma once
 
 #include <coalesce/pitched_matrix.hpp>
+#include <coalesce/uniform_grid.hpp>
 
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <cstdint>
 
 namespace competitors {
 
@@ -44,5 +47,20 @@ void plain_gravity(const float* x, const float* y, const float* z, const float* 
                    unsigned n, unsigned threads, cudaStream_t stream);
 void tiled_gravity(const float* x, const float* y, const float* z, const float* m, float* ax, float* ay, float* az,
                    unsigned n, unsigned threads, cudaStream_t stream);
+
+// The pair force's magnitude over r, softened (r^2 + 0.01) so that random positions give no
+// infinities: 24 (2 s^12 - s^6) / r^2 with s = sigma / r, sigma = 0.5, times the other's mass.
+__host__ __device__ inline float lj_over_r(float r2, float m) {
+  const float inverse = 1.0f / (r2 + 0.01f);
+  const float s2 = 0.25f * inverse, s6 = s2 * s2 * s2;
+  return 24.0f * (2.0f * s6 * s6 - s6) * inverse * m;
+}
+
+// The Lennard-Jones-like force of lj_over_r on particles sorted by cell of `grid`, whose cells are
+// [offsets[c], offsets[c + 1]), within sqrt(cutoff2): one thread per sorted particle, the 27 cells
+// around its own, the force summed in registers and written once into (fx, fy, fz).
+void cell_list_forces(const float* x, const float* y, const float* z, const float* m, const std::uint32_t* offsets,
+                      coalesce::uniform_grid<3> grid, float cutoff2, std::uint32_t n, float* fx, float* fy, float* fz,
+                      cudaStream_t stream);
 
 }  // namespace competitors
