@@ -5,7 +5,9 @@
 // - the offsets of 32 M particles sorted into 2048 x 2048 cells: coalesce::bin against CUB's
 //   HistogramEven and ExclusiveSum, and a cudaMemcpy of the keys (the target's reference);
 // - softened all-pairs gravity on 64 K and 512 K float bodies: coalesce::for_each_pair against a
-//   plain one-thread-per-body kernel and GPU Gems 3's tiled kernel, each at its best block size.
+//   plain one-thread-per-body kernel and GPU Gems 3's tiled kernel, each at its best block size;
+// - a Lennard-Jones-like force within a cutoff on 4 Mi particles, about 29 neighbours each:
+//   coalesce::for_each_neighbor against a hand-written 27-cell kernel over the same cell list.
 // Every candidate's result is checked before it is timed. The bytes a row counts are the least
 // its work must move (named in each group), the same for every row of the group, so that the
 // ratios between rows are ratios of speed; all-pairs gravity is bound by arithmetic, and its
@@ -14,6 +16,7 @@
 
 #include <cub/device/device_histogram.cuh>
 #include <cub/device/device_scan.cuh>
+#include <cuda/std/array>
 
 #include "bench.hpp"
 #include "particle_competitors.hpp"
@@ -231,6 +234,81 @@ void all_pairs(runner& r, std::size_t n) {
   r.measure(group, candidates, 16.0 * double(n), n > (std::size_t(64) << 10) ? 1 : 3);
 }
 
+struct Atom {
+  float x, y, z, vx, vy, vz, m;
+};
+COALESCE_FIELDS(Atom, x, y, z, vx, vy, vz, m);
+struct Force {
+  float fx, fy, fz;
+};
+COALESCE_FIELDS(Force, fx, fy, fz);
+
+struct lennard_jones {
+  template <class P, class Q>
+  __device__ void operator()(const P& p_i, const Q& p_j, Force& a) const {
+    const float dx = p_i.x - p_j.x, dy = p_i.y - p_j.y, dz = p_i.z - p_j.z;
+    const float s = competitors::lj_over_r(dx * dx + dy * dy + dz * dz, p_j.m);
+    a.fx += s * dx;
+    a.fy += s * dy;
+    a.fz += s * dz;
+  }
+};
+
+struct atom_position {
+  template <class P>
+  __host__ __device__ cuda::std::array<float, 3> operator()(const P& p) const {
+    return {p.x, p.y, p.z};
+  }
+};
+
+void neighbours(runner& r) {
+  const std::size_t n = std::size_t(1) << 22;
+  const int side = 84;  // 7.08 particles a cell of the cutoff's size: 29 within the cutoff
+  const float cutoff = 1.0f;
+  const std::string group = "neighbours within a cutoff: Lennard-Jones, 4 Mi particles, 29 neighbours each";
+  std::printf("%s\n", group.c_str());
+  std::mt19937_64 random(11);
+  std::uniform_real_distribution<float> where(0.0f, float(side) * cutoff), mass(0.5f, 2.0f);
+  std::vector<Atom> host(n);
+  for (auto& a : host) a = Atom{where(random), where(random), where(random), 0, 0, 0, mass(random)};
+  coalesce::soa_vector<Atom> atoms(host);
+  const coalesce::uniform_grid<3> grid{0.f, 0.f, 0.f, cutoff, cutoff, cutoff, side, side, side};
+  const auto cells = coalesce::make_cell_list(atoms, grid, atom_position{});
+  coalesce::soa_vector<Force> forces(n);
+  const auto in = atoms.const_view();
+  const auto out = forces.view();
+  const float *x = in.column<&Atom::x>(), *y = in.column<&Atom::y>(), *z = in.column<&Atom::z>(),
+              *m = in.column<&Atom::m>();
+  const std::uint32_t* offsets = cells.offsets().data();
+  float *fx = out.column<&Force::fx>(), *fy = out.column<&Force::fy>(), *fz = out.column<&Force::fz>();
+  const auto* list = &cells;
+  // The issue's target: at least the hand-written kernel's speed.
+  const std::vector<candidate> candidates{
+      {"hand-written: 27 cells around each sorted particle", row_role::competitor,
+       [=](cudaStream_t s) {
+         competitors::cell_list_forces(x, y, z, m, offsets, grid, cutoff * cutoff, std::uint32_t(n), fx, fy, fz, s);
+       }},
+      {"coalesce::for_each_neighbor(atoms, cells, cutoff, forces, f)", row_role::library,
+       [=](cudaStream_t s) { coalesce::for_each_neighbor(in, *list, cutoff, out, lennard_jones{}, s); },
+       row_target{1.0, 0.0}}};
+  std::vector<std::vector<Force>> results;
+  for (const auto& c : candidates) {
+    c.launch(nullptr);
+    results.push_back(forces.to_vector());
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    const Force &a = results[0][i], &b = results[1][i];
+    const float scale = std::max({std::abs(a.fx), std::abs(a.fy), std::abs(a.fz), 1.0f});
+    if (std::abs(a.fx - b.fx) > 1e-3f * scale || std::abs(a.fy - b.fy) > 1e-3f * scale ||
+        std::abs(a.fz - b.fz) > 1e-3f * scale) {
+      r.mismatch(group + ": " + candidates[1].name + " at particle " + std::to_string(i));
+      break;
+    }
+  }
+  // What the work must move: each particle's position and mass read, its force written.
+  r.measure(group, candidates, 28.0 * double(n));
+}
+
 }  // namespace
 
 void particles_and_grids(runner& r) {
@@ -238,6 +316,7 @@ void particles_and_grids(runner& r) {
   binning(r);
   all_pairs(r, std::size_t(64) << 10);
   all_pairs(r, std::size_t(512) << 10);
+  neighbours(r);
 }
 
 }  // namespace bench
