@@ -42,6 +42,7 @@
 #else
 
 #  include <coalesce/config.hpp>
+#  include <coalesce/detail/deposit_deterministic.hpp>
 #  include <coalesce/detail/deposit_stage.hpp>
 #  include <coalesce/detail/device_memory.hpp>
 #  include <coalesce/detail/grid_atomics.hpp>
@@ -153,6 +154,14 @@ bool ready_to_deposit(soa_view<T, device_space> particles, const void* grid_data
   return true;
 }
 
+// The container forms' refusal of a grid on another stream than the particles'.
+inline void require_same_deposit_streams(cudaStream_t particles, cudaStream_t grid) {
+  if (particles != grid)
+    throw std::invalid_argument(
+        "coalesce::deposit: the particles and the grid are on different streams; pass their views and the stream "
+        "to run on, once the grid's stream is ordered before it");
+}
+
 template <class T>
 using read_only_particles = soa_view<const std::remove_const_t<T>, device_space>;
 
@@ -222,6 +231,44 @@ void deposit(soa_view<T, device_space> particles, cuda::std::span<G> grid, F f, 
   detail::launch_deposit(particles, span_accumulator<G>(grid), grid.data(), f, stream);
 }
 
+/// deposit's deterministic mode, into a matrix, a volume or a span (`grid`): the same sums, bit
+/// for bit, on every run and every GPU, those of a serial loop over the particles in order, each
+/// point's contributions added into it in particle order and, within a particle, in the order f
+/// adds them. f is called twice per particle (once to count its adds), so it must add the same
+/// points and values each time. Every add is recorded (12 to 24 bytes, with the sort's second
+/// copy), the records sorted by point with CUB's stable radix sort, and each point's run added by
+/// one thread. It waits once, for the number of adds, so it cannot be captured in a CUDA graph.
+/// Measured on an NVIDIA H200, CUDA 13.0 (tests/device/deposit.cu, full scope): 16 M cloud-in-cell
+/// particles into 2048 x 2048 floats take 3.93 ms sorted by cell (12x the plain atomic kernel's
+/// 0.33 ms, 18x the default deposit's 0.22 ms) and 3.95 ms shuffled (6x).
+template <class T, class G, class F>
+void deposit(soa_view<T, device_space> particles, pitched_view<G, device_space> grid, F f, deterministic_t,
+             cudaStream_t stream = 0) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::deposit");
+  static_assert(detail::check_grid_element<G>());
+  if (!detail::ready_to_deposit(particles, grid.data())) return;
+  detail::deterministic_deposit(particles, detail::matrix_points<G>{grid}, grid.rows() * grid.cols(), f, stream);
+}
+/// deposit's deterministic mode into a volume.
+template <class T, class G, class F>
+void deposit(soa_view<T, device_space> particles, pitched_volume_view<G, device_space> grid, F f, deterministic_t,
+             cudaStream_t stream = 0) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::deposit");
+  static_assert(detail::check_grid_element<G>());
+  if (!detail::ready_to_deposit(particles, grid.data())) return;
+  detail::deterministic_deposit(particles, detail::volume_points<G>{grid}, grid.depth() * grid.height() * grid.width(),
+                                f, stream);
+}
+/// deposit's deterministic mode into a span of device memory.
+template <class T, class G, class F>
+void deposit(soa_view<T, device_space> particles, cuda::std::span<G> grid, F f, deterministic_t,
+             cudaStream_t stream = 0) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::deposit");
+  static_assert(detail::check_grid_element<G>());
+  if (grid.empty() || !detail::ready_to_deposit(particles, grid.data())) return;
+  detail::deterministic_deposit(particles, detail::span_points<G>{grid}, grid.size(), f, stream);
+}
+
 /// deposit from a device soa_vector into a device pitched_matrix or pitched_volume, on the
 /// particles' stream. The grid must be ordered on that stream: the two containers' streams must
 /// be the same (std::invalid_argument otherwise; pass views and a stream to order them yourself).
@@ -229,11 +276,18 @@ template <class T, class R, class Grid, class F,
           std::enable_if_t<std::is_same_v<typename Grid::memory_space, device_space>, int> = 0>
 void deposit(const soa_vector<T, device_space, R>& particles, Grid& grid, F f) {
   COALESCE_DETAIL_NVTX_RANGE("coalesce::deposit");
-  if (particles.stream() != grid.stream())
-    throw std::invalid_argument(
-        "coalesce::deposit: the particles and the grid are on different streams; pass their views and the stream "
-        "to run on, once the grid's stream is ordered before it");
+  detail::require_same_deposit_streams(particles.stream(), grid.stream());
   deposit(particles.const_view(), grid.view(), f, particles.stream());
+}
+
+/// The container form of the deterministic mode, on the particles' stream (the grid's must be
+/// the same).
+template <class T, class R, class Grid, class F,
+          std::enable_if_t<std::is_same_v<typename Grid::memory_space, device_space>, int> = 0>
+void deposit(const soa_vector<T, device_space, R>& particles, Grid& grid, F f, deterministic_t mode) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::deposit");
+  detail::require_same_deposit_streams(particles.stream(), grid.stream());
+  deposit(particles.const_view(), grid.view(), f, mode, particles.stream());
 }
 
 }  // namespace coalesce
