@@ -37,19 +37,6 @@ struct Charge {
 };
 COALESCE_FIELDS(Charge, x, y, q);
 
-struct cloud_in_cell {
-  template <class P, class Acc>
-  __device__ void operator()(const P& p, const Acc& acc) const {
-    const float x = p.x, y = p.y, q = p.q;
-    const auto c = std::size_t(x), r = std::size_t(y);
-    const float wx = x - float(c), wy = y - float(r);
-    acc.add(r, c, q * (1.0f - wx) * (1.0f - wy));
-    acc.add(r, c + 1, q * wx * (1.0f - wy));
-    acc.add(r + 1, c, q * (1.0f - wx) * wy);
-    acc.add(r + 1, c + 1, q * wx * wy);
-  }
-};
-
 // Charges on a quarter-cell lattice (cloud-in-cell sums of small integers stay exact in float,
 // so every candidate's grid equals the plain kernel's), in cell order or shuffled.
 std::vector<Charge> lattice_charges(std::size_t n, std::size_t rows, std::size_t cols, bool sorted) {
@@ -79,11 +66,12 @@ void deposit_group(runner& r, bool sorted) {
   const auto expected = reference.to_vector();
   // The issue's targets: sorted, at least 2.0x the plain kernel and the privatized kernel's speed;
   // shuffled, the plain kernel's speed.
-  std::vector<candidate> candidates{{"plain: one atomicAdd per contribution", row_role::competitor,
-                                     [=](cudaStream_t s) { competitors::plain_cloud_in_cell(x, y, q, n, g, s); }},
-                                    {"coalesce::deposit(particles, grid, f)", row_role::library,
-                                     [=](cudaStream_t s) { coalesce::deposit(view, g, cloud_in_cell{}, s); },
-                                     row_target{1.0, 0.0, "plain", sorted ? 2.0 : 1.0}}};
+  std::vector<candidate> candidates{
+      {"plain: one atomicAdd per contribution", row_role::competitor,
+       [=](cudaStream_t s) { competitors::plain_cloud_in_cell(x, y, q, n, g, s); }},
+      {"coalesce::deposit(particles, grid, f)", row_role::library,
+       [=](cudaStream_t s) { coalesce::deposit(view, g, competitors::cloud_in_cell{}, s); },
+       row_target{1.0, 0.0, "plain", sorted ? 2.0 : 1.0}}};
   if (sorted)
     candidates.push_back({"hand-written, privatized in shared memory (knows the order)", row_role::competitor,
                           [=](cudaStream_t s) { competitors::privatized_cloud_in_cell(x, y, q, n, g, s); }});
@@ -182,13 +170,6 @@ struct Accel {
 };
 COALESCE_FIELDS(Accel, x, y, z);
 
-struct softened_gravity {
-  template <class P, class A>
-  __device__ void operator()(const P& p_i, const P& p_j, A& a) const {
-    competitors::add_gravity(p_j.x - p_i.x, p_j.y - p_i.y, p_j.z - p_i.z, p_j.m, a.x, a.y, a.z);
-  }
-};
-
 void all_pairs(runner& r, std::size_t n) {
   const std::string group = "all-pairs softened gravity, " + std::to_string(n >> 10) + " K float bodies";
   std::printf("%s\n", group.c_str());
@@ -213,7 +194,7 @@ void all_pairs(runner& r, std::size_t n) {
       {"tiled: GPU Gems 3, float4 tiles of 512 in shared memory", row_role::competitor,
        [=](cudaStream_t s) { competitors::tiled_gravity(x, y, z, m, ax, ay, az, count, 512, s); }},
       {"coalesce::for_each_pair(bodies, accel, f)", row_role::library,
-       [=](cudaStream_t s) { coalesce::for_each_pair(in, out, softened_gravity{}, s); },
+       [=](cudaStream_t s) { coalesce::for_each_pair(in, out, competitors::softened_gravity{}, s); },
        row_target{0.95, 0.0, "plain", 1.3}}};
   std::vector<std::vector<Accel>> results;
   for (const auto& c : candidates) {
@@ -242,17 +223,6 @@ struct Force {
   float fx, fy, fz;
 };
 COALESCE_FIELDS(Force, fx, fy, fz);
-
-struct lennard_jones {
-  template <class P, class Q>
-  __device__ void operator()(const P& p_i, const Q& p_j, Force& a) const {
-    const float dx = p_i.x - p_j.x, dy = p_i.y - p_j.y, dz = p_i.z - p_j.z;
-    const float s = competitors::lj_over_r(dx * dx + dy * dy + dz * dz, p_j.m);
-    a.fx += s * dx;
-    a.fy += s * dy;
-    a.fz += s * dz;
-  }
-};
 
 struct atom_position {
   template <class P>
@@ -289,7 +259,7 @@ void neighbours(runner& r) {
          competitors::cell_list_forces(x, y, z, m, offsets, grid, cutoff * cutoff, std::uint32_t(n), fx, fy, fz, s);
        }},
       {"coalesce::for_each_neighbor(atoms, cells, cutoff, forces, f)", row_role::library,
-       [=](cudaStream_t s) { coalesce::for_each_neighbor(in, *list, cutoff, out, lennard_jones{}, s); },
+       [=](cudaStream_t s) { coalesce::for_each_neighbor(in, *list, cutoff, out, competitors::lennard_jones{}, s); },
        row_target{1.0, 0.0}}};
   std::vector<std::vector<Force>> results;
   for (const auto& c : candidates) {

@@ -63,21 +63,6 @@ std::vector<Charge> mostly_sorted(std::size_t n, std::size_t rows, std::size_t c
   return p;
 }
 
-// The cloud-in-cell deposit of one particle: four adds. The same code serves the host model.
-struct cloud_in_cell {
-#pragma nv_exec_check_disable  // the host model's accumulator is host code, the device's device code
-  template <class P, class Acc>
-  __host__ __device__ void operator()(const P& p, const Acc& acc) const {
-    const float x = p.x, y = p.y, q = p.q;
-    const auto c = std::size_t(x), r = std::size_t(y);
-    const float wx = x - float(c), wy = y - float(r);
-    acc.add(r, c, q * (1.0f - wx) * (1.0f - wy));
-    acc.add(r, c + 1, q * wx * (1.0f - wy));
-    acc.add(r + 1, c, q * (1.0f - wx) * wy);
-    acc.add(r + 1, c + 1, q * wx * wy);
-  }
-};
-
 // The host model's accumulator: a dense rows x cols grid.
 struct dense_accumulator {
   std::vector<float>* grid;
@@ -88,7 +73,7 @@ struct dense_accumulator {
 std::vector<float> model_deposit(const std::vector<Charge>& p, std::size_t rows, std::size_t cols) {
   std::vector<float> grid(rows * cols, 0.0f);
   const dense_accumulator acc{&grid, cols};
-  for (const auto& c : p) cloud_in_cell{}(c, acc);
+  for (const auto& c : p) competitors::cloud_in_cell{}(c, acc);
   return grid;
 }
 
@@ -120,7 +105,7 @@ TEST_CASE("deposit: a cloud-in-cell deposit into a matrix equals the host's sums
       const auto host = lattice_charges(n, rows, cols, sorted, 7 + n);
       const coalesce::soa_vector<Charge> particles(host);
       coalesce::pitched_matrix<float> rho(rows, cols, 0.0f);
-      coalesce::deposit(particles, rho, cloud_in_cell{});
+      coalesce::deposit(particles, rho, competitors::cloud_in_cell{});
       check_grid(rho.to_vector(), model_deposit(host, rows, cols));
     }
   for (const std::size_t n : {std::size_t(5000), std::size_t(200003)}) {
@@ -129,10 +114,10 @@ TEST_CASE("deposit: a cloud-in-cell deposit into a matrix equals the host's sums
     const coalesce::soa_vector<Charge> particles(host);
     const auto expected = model_deposit(host, rows, cols);
     coalesce::pitched_matrix<float> rho(rows, cols, 0.0f);
-    coalesce::deposit(particles, rho, cloud_in_cell{});
+    coalesce::deposit(particles, rho, competitors::cloud_in_cell{});
     check_grid(rho.to_vector(), expected);
     coalesce::pitched_matrix<double> rho64(rows, cols, 0.0);
-    coalesce::deposit(particles, rho64, cloud_in_cell{});
+    coalesce::deposit(particles, rho64, competitors::cloud_in_cell{});
     const auto got64 = rho64.to_vector();
     std::vector<float> narrowed(got64.begin(), got64.end());  // exact: the sums are exact in float
     check_grid(narrowed, expected);
@@ -254,8 +239,8 @@ TEST_CASE("deposit, deterministic: the sums of a serial loop over the particles,
       const coalesce::soa_vector<Charge> particles(host);
       const auto serial = model_deposit(host, rows, cols);  // grid[p] += v, particle by particle
       coalesce::pitched_matrix<float> first(rows, cols, 0.0f), second(rows, cols, 0.0f);
-      coalesce::deposit(particles, first, cloud_in_cell{}, coalesce::deterministic);
-      coalesce::deposit(particles, second, cloud_in_cell{}, coalesce::deterministic);
+      coalesce::deposit(particles, first, competitors::cloud_in_cell{}, coalesce::deterministic);
+      coalesce::deposit(particles, second, competitors::cloud_in_cell{}, coalesce::deterministic);
       const auto a = first.to_vector(), b = second.to_vector();
       CHECK(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
       check_grid(a, serial);
@@ -293,7 +278,7 @@ TEST_CASE("deposit: containers on different streams are refused, naming what to 
         4, 4, coalesce::pool_resource(other));
     std::string message;
     try {
-      coalesce::deposit(particles, rho, cloud_in_cell{});
+      coalesce::deposit(particles, rho, competitors::cloud_in_cell{});
     } catch (const std::invalid_argument& e) {
       message = e.what();
     }
@@ -318,7 +303,9 @@ TEST_CASE("deposit: a cloud-in-cell deposit against one atomicAdd per contributi
     const auto run_privatized = [&](cudaStream_t s) {
       competitors::privatized_cloud_in_cell(x, y, q, n, privatized.view(), s);
     };
-    const auto run_coalesce = [&](cudaStream_t s) { coalesce::deposit(view, rho.view(), cloud_in_cell{}, s); };
+    const auto run_coalesce = [&](cudaStream_t s) {
+      coalesce::deposit(view, rho.view(), competitors::cloud_in_cell{}, s);
+    };
     run_plain(nullptr);
     run_coalesce(nullptr);
     if (sorted) run_privatized(nullptr);
@@ -332,7 +319,9 @@ TEST_CASE("deposit: a cloud-in-cell deposit against one atomicAdd per contributi
     const double coalesce_ms = ct::median(ct::time_launches_ms(run_coalesce));
     const double privatized_ms = sorted ? ct::median(ct::time_launches_ms(run_privatized)) : 0.0;
     const double deterministic_ms = ct::median(ct::time_launches_ms(
-        [&](cudaStream_t s) { coalesce::deposit(view, rho.view(), cloud_in_cell{}, coalesce::deterministic, s); },
+        [&](cudaStream_t s) {
+          coalesce::deposit(view, rho.view(), competitors::cloud_in_cell{}, coalesce::deterministic, s);
+        },
         ct::timing_options{1, 5}));
     std::printf("deposit, cloud-in-cell, %zu particles %s, %zu x %zu floats: coalesce %.3f ms, plain atomics %.3f ms "
                 "(%.2fx)",

@@ -435,20 +435,7 @@ struct Force {
 };
 COALESCE_FIELDS(Force, fx, fy, fz);
 
-namespace {
-
-struct lennard_jones {
-  template <class P, class Q>
-  __device__ void operator()(const P& pi, const Q& pj, Force& a) const {
-    const float dx = pi.x - pj.x, dy = pi.y - pj.y, dz = pi.z - pj.z;
-    const float s = competitors::lj_over_r(dx * dx + dy * dy + dz * dz, pj.m);
-    a.fx += s * dx;
-    a.fy += s * dy;
-    a.fz += s * dz;
-  }
-};
-
-}  // namespace
+namespace {}  // namespace
 
 struct Neighbours {
   std::uint32_t count;
@@ -477,15 +464,15 @@ TEST_CASE("for_each_neighbor: a Lennard-Jones-like force on 4 Mi particles, agai
       staged(std::vector<Force>(n, unwritten)), hand(std::vector<Force>(n, unwritten));
   const auto view = particles.const_view();
   const auto run_library = [&](cudaStream_t s) {
-    coalesce::for_each_neighbor(view, cells, cutoff, library.view(), lennard_jones{}, s);
+    coalesce::for_each_neighbor(view, cells, cutoff, library.view(), competitors::lennard_jones{}, s);
   };
   const auto run_direct = [&](cudaStream_t s) {
-    cd::run_for_each_neighbor<cd::neighbor_design::direct, false>(view, cells, cutoff, direct.view(), lennard_jones{},
-                                                                  s);
+    cd::run_for_each_neighbor<cd::neighbor_design::direct, false>(view, cells, cutoff, direct.view(),
+                                                                  competitors::lennard_jones{}, s);
   };
   const auto run_staged = [&](cudaStream_t s) {
-    cd::run_for_each_neighbor<cd::neighbor_design::staged, false>(view, cells, cutoff, staged.view(), lennard_jones{},
-                                                                  s);
+    cd::run_for_each_neighbor<cd::neighbor_design::staged, false>(view, cells, cutoff, staged.view(),
+                                                                  competitors::lennard_jones{}, s);
   };
   const auto out = hand.view();
   const auto run_hand = [&](cudaStream_t s) {

@@ -109,13 +109,6 @@ std::vector<Body> random_bodies(std::size_t n, std::uint64_t seed) {
   return bodies;
 }
 
-struct softened_gravity {
-  template <class P, class A>
-  __device__ void operator()(const P& p_i, const P& p_j, A& a) const {
-    competitors::add_gravity(p_j.x - p_i.x, p_j.y - p_i.y, p_j.z - p_i.z, p_j.m, a.x, a.y, a.z);
-  }
-};
-
 // What i's tally must hold: n - 1 partners, the others' mass, sum of (x_j - x_i), sum of y_j * z_i.
 Tally expected_tally(const std::vector<Body>& bodies, std::size_t i, double sum_m, double sum_x, double sum_y) {
   const auto n = double(bodies.size());
@@ -275,7 +268,7 @@ TEST_CASE("for_each_pair: softened gravity agrees with a double-precision host s
   coalesce::soa_vector<Accel> accel(poisoned<Accel>(n));
   cudaStream_t stream = nullptr;
   COALESCE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  coalesce::for_each_pair(bodies.const_view(), accel.view(), softened_gravity{}, stream);
+  coalesce::for_each_pair(bodies.const_view(), accel.view(), competitors::softened_gravity{}, stream);
   COALESCE_CUDA_CHECK(cudaStreamSynchronize(stream));
   COALESCE_CUDA_CHECK(cudaStreamDestroy(stream));
   const auto got = accel.to_vector();
@@ -302,7 +295,8 @@ TEST_CASE("for_each_pair: an out of another size and containers on different str
     return message;
   };
   coalesce::soa_vector<Accel> short_out(99);
-  const std::string sizes = message_of([&] { coalesce::for_each_pair(bodies, short_out, softened_gravity{}); });
+  const std::string sizes =
+      message_of([&] { coalesce::for_each_pair(bodies, short_out, competitors::softened_gravity{}); });
   CHECK(sizes.find("out has 99 elements for 100 particles") != std::string::npos);
   CHECK(sizes.find("one per particle") != std::string::npos);
 
@@ -311,7 +305,8 @@ TEST_CASE("for_each_pair: an out of another size and containers on different str
   {
     coalesce::soa_vector<Accel, coalesce::device_space, coalesce::pool_resource> elsewhere(
         100, coalesce::pool_resource(other));
-    const std::string streams = message_of([&] { coalesce::for_each_pair(bodies, elsewhere, softened_gravity{}); });
+    const std::string streams =
+        message_of([&] { coalesce::for_each_pair(bodies, elsewhere, competitors::softened_gravity{}); });
     CHECK(streams.find("different streams") != std::string::npos);
     CHECK(streams.find("pass their views and the stream") != std::string::npos);
   }
@@ -340,7 +335,9 @@ TEST_CASE("for_each_pair: all-pairs gravity against the plain kernel and the han
     };
     const auto p = out(plain), t = out(tiled);
     const unsigned count = unsigned(n);
-    const auto run_mine = [&](cudaStream_t s) { coalesce::for_each_pair(in, mine.view(), softened_gravity{}, s); };
+    const auto run_mine = [&](cudaStream_t s) {
+      coalesce::for_each_pair(in, mine.view(), competitors::softened_gravity{}, s);
+    };
     const auto run_plain = [&](unsigned threads) {
       return
           [&, threads](cudaStream_t s) { competitors::plain_gravity(x, y, z, m, p[0], p[1], p[2], count, threads, s); };

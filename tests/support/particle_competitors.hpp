@@ -63,4 +63,42 @@ void cell_list_forces(const float* x, const float* y, const float* z, const floa
                       coalesce::uniform_grid<3> grid, float cutoff2, std::uint32_t n, float* fx, float* fy, float* fz,
                       cudaStream_t stream);
 
+// The f's of the measured work, the same in the tests, the benchmark and their host models.
+
+// The cloud-in-cell deposit of one particle (x, y, q in cell units): four adds.
+struct cloud_in_cell {
+#pragma nv_exec_check_disable  // a host model's accumulator is host code, the device's device code
+  template <class P, class Acc>
+  __host__ __device__ void operator()(const P& p, const Acc& acc) const {
+    const float x = p.x, y = p.y, q = p.q;
+    const auto c = std::size_t(x), r = std::size_t(y);
+    const float wx = x - float(c), wy = y - float(r);
+    acc.add(r, c, q * (1.0f - wx) * (1.0f - wy));
+    acc.add(r, c + 1, q * wx * (1.0f - wy));
+    acc.add(r + 1, c, q * (1.0f - wx) * wy);
+    acc.add(r + 1, c + 1, q * wx * wy);
+  }
+};
+
+// Softened gravity for for_each_pair: bodies with x, y, z, m into an accumulator with x, y, z.
+struct softened_gravity {
+  template <class P, class A>
+  __device__ void operator()(const P& p_i, const P& p_j, A& a) const {
+    add_gravity(p_j.x - p_i.x, p_j.y - p_i.y, p_j.z - p_i.z, p_j.m, a.x, a.y, a.z);
+  }
+};
+
+// The Lennard-Jones-like force of lj_over_r for for_each_neighbor: particles with x, y, z, m into
+// an accumulator with fx, fy, fz.
+struct lennard_jones {
+  template <class P, class Q, class A>
+  __device__ void operator()(const P& p_i, const Q& p_j, A& a) const {
+    const float dx = p_i.x - p_j.x, dy = p_i.y - p_j.y, dz = p_i.z - p_j.z;
+    const float s = lj_over_r(dx * dx + dy * dy + dz * dz, p_j.m);
+    a.fx += s * dx;
+    a.fy += s * dy;
+    a.fz += s * dz;
+  }
+};
+
 }  // namespace competitors
