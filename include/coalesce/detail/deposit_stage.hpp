@@ -169,8 +169,8 @@ __device__ void deposit_chunk_with(soa_view<const T, device_space> particles, st
 // One pass over the particles: the box of a chunk is guessed (by warp 0, during the chunk
 // before), the chunk's adds are summed in it, and the box goes out with one atomicAdd per point
 // that received anything, leaving it zero. Two barriers a chunk: the adds are done, the flush is
-// done. A block most of whose threads missed the box (particles in no useful order) adds straight
-// into the grid from then on.
+// done. A block whose chunk has no box, or most of whose threads missed it (particles in no
+// useful order), adds straight into the grid from then on, with no more guesses or barriers.
 template <unsigned Chunk, class T, class G, class Global, class F>
 __global__ void __launch_bounds__(deposit_threads)
     staged_deposit_kernel(soa_view<const T, device_space> particles, pitched_view<G, device_space> grid, Global global,
@@ -196,9 +196,9 @@ __global__ void __launch_bounds__(deposit_threads)
     const chunk_box where = boxes[turn];
     if (threadIdx.x < 32)
       guess_box_of_chunk<Chunk>(particles, start + stride, f, grid_cols, capacity, &boxes[turn ^ 1u]);
-    if (where.points() == 0) {  // no box for this chunk: straight into the grid
+    if (where.points() == 0) {  // no box: particles in no useful order, straight into the grid from now on
+      staged = false;
       deposit_chunk_with<Chunk>(particles, start, global, f);
-      __syncthreads();  // the next chunk's box is known
       continue;
     }
     bool missed = false;
