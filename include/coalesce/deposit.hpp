@@ -47,6 +47,7 @@
 #  include <coalesce/detail/device_memory.hpp>
 #  include <coalesce/detail/grid_atomics.hpp>
 #  include <coalesce/detail/launch.hpp>
+#  include <coalesce/detail/leaves.hpp>
 #  include <coalesce/detail/nvtx.hpp>
 #  include <coalesce/error.hpp>
 #  include <coalesce/pitched_matrix.hpp>
@@ -59,6 +60,7 @@
 #  include <cstddef>
 #  include <stdexcept>
 #  include <type_traits>
+#  include <utility>
 
 namespace coalesce {
 
@@ -131,6 +133,47 @@ class span_accumulator {
 
  private:
   cuda::std::span<G> grid_;
+};
+
+namespace detail {
+
+// Whether every leaf of the struct G is an element type atomicAdd adds.
+template <class G, std::size_t... L>
+constexpr bool leaves_add_atomically(std::index_sequence<L...>) {
+  return (has_atomic_add_v<leaf_type_t<G, L>> && ...);
+}
+template <class G>
+constexpr bool check_field_grid() {
+  constexpr bool ok = leaves_add_atomically<G>(std::make_index_sequence<leaf_count_v<G>>{});
+  static_assert(ok, "coalesce::deposit: every field of a soa_view grid's struct must be float, double, int, unsigned, "
+                    "unsigned long long, float2, float4 or double2 (what atomicAdd adds)");
+  return ok;
+}
+
+}  // namespace detail
+
+/// What deposit hands `f` to add into a soa_view of a struct G (several fields per grid point, one
+/// column each): add(i, value) adds each field of `value` into that field of element i.
+/// Precondition: i < size (checked under COALESCE_DEBUG).
+template <class G>
+class fields_accumulator {
+  static_assert(detail::check_field_grid<G>());
+
+ public:
+  /// The accumulator of `grid`.
+  explicit fields_accumulator(soa_view<G, device_space> grid) noexcept : grid_(grid) {}
+  /// Adds each field of `value` into element i's, atomically field by field.
+  COALESCE_DEVICE void add(std::size_t i, const G& value) const {
+    COALESCE_ASSERT(i < grid_.size(), "coalesce::deposit: add(i) outside the grid");
+    add_leaves(i, value, std::make_index_sequence<detail::leaf_count_v<G>>{});
+  }
+
+ private:
+  template <std::size_t... L>
+  COALESCE_DEVICE void add_leaves(std::size_t i, const G& value, std::index_sequence<L...>) const {
+    (detail::atomic_add_value(grid_.template leaf_column<L>() + i, detail::struct_leaf<L>(value)), ...);
+  }
+  soa_view<G, device_space> grid_;
 };
 
 namespace detail {
@@ -229,6 +272,18 @@ void deposit(soa_view<T, device_space> particles, cuda::std::span<G> grid, F f, 
   COALESCE_DETAIL_NVTX_RANGE("coalesce::deposit");
   if (grid.empty()) return;
   detail::launch_deposit(particles, span_accumulator<G>(grid), grid.data(), f, stream);
+}
+
+/// deposit into a soa_view of a struct (several fields per grid point, one column each, a 1D
+/// grid): f(p, acc) calls acc.add(i, value), which adds each field of value into element i's.
+/// One atomicAdd per field and add. (Index a 2D or 3D grid of fields linearly: i = r * cols + c.)
+template <class T, class G, class F>
+void deposit(soa_view<T, device_space> particles, soa_view<G, device_space> grid, F f, cudaStream_t stream = 0) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::deposit");
+  if constexpr (detail::check_field_grid<G>()) {
+    if (grid.empty()) return;
+    detail::launch_deposit(particles, fields_accumulator<G>(grid), grid.template leaf_column<0>(), f, stream);
+  }
 }
 
 /// deposit's deterministic mode, into a matrix, a volume or a span (`grid`): the same sums, bit

@@ -179,6 +179,39 @@ TEST_CASE("deposit: float2 and float4 grids, each component the sum a scalar gri
   CHECK(wrong == 0);
 }
 
+struct Moments {
+  float count, charge;
+  double dipole;
+};
+COALESCE_FIELDS(Moments, count, charge, dipole);
+
+TEST_CASE("deposit into a soa_vector of fields: each field the sum a grid of its own would get") {
+  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
+  const std::size_t height = 9, width = 33, n = 50001;
+  std::mt19937_64 random(31);
+  std::vector<Charge> host(n);
+  for (auto& c : host) c = Charge{float(random() % width), float(random() % height), float(random() % 7)};
+  const coalesce::soa_vector<Charge> particles(host);
+  coalesce::soa_vector<Moments> moments(std::vector<Moments>(height * width, Moments{0.0f, 0.0f, 0.0}));
+  coalesce::deposit(particles, moments, [] __device__(auto p, auto acc) {
+    const float x = p.x, y = p.y, q = p.q;
+    acc.add(std::size_t(y) * 33 + std::size_t(x), Moments{1.0f, q, double(q) * double(x)});
+  });
+  std::vector<Moments> expected(height * width, Moments{0.0f, 0.0f, 0.0});
+  for (const auto& c : host) {
+    auto& m = expected[std::size_t(c.y) * width + std::size_t(c.x)];
+    m.count += 1.0f;
+    m.charge += c.q;
+    m.dipole += double(c.q) * double(c.x);
+  }
+  const auto got = moments.to_vector();
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < got.size(); ++i)
+    if (got[i].count != expected[i].count || got[i].charge != expected[i].charge || got[i].dipole != expected[i].dipole)
+      ++wrong;
+  CHECK(wrong == 0);
+}
+
 TEST_CASE("deposit: lanes that add different numbers of times, into a volume and into a span") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   const std::size_t depth = 5, height = 9, width = 33, n = 50001;
