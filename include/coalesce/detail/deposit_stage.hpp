@@ -1,11 +1,11 @@
 // coalesce::detail: deposit's shared-memory stage for a matrix. Particles sorted by cell hand a
-// block's chunk of consecutive particles a small box of grid points: the block finds the box
-// (f's first call per particle adds nothing, it only records the rows and columns it would add
-// to), sums the chunk's contributions into a copy of the box in shared memory, and adds each
-// point of the box that received anything into the grid with one global atomic. Where the box
-// does not fit the stage (particles in no useful order), the block adds straight into the grid
-// from then on, so unsorted particles pay one bounding pass over one chunk per block. Users never
-// include this header.
+// block's chunk of consecutive particles a small box of grid points: warp 0 guesses the box of
+// the next chunk from the points its first and last particle add to (f called for those two with
+// an accumulator that only records rows and columns), the block sums the chunk's contributions
+// into a copy of the box in shared memory (adds outside it go straight into the grid), and adds
+// each point of the box that received anything into the grid with one global atomic. A block
+// whose guess is empty or far larger than the stage, or whose adds mostly missed it (particles in
+// no useful order), adds straight into the grid from then on. Users never include this header.
 #pragma once
 
 #include <coalesce/config.hpp>
