@@ -12,22 +12,26 @@
 //     acc.add(r + 1, c + 1, q * wx * wy);
 //   });
 //
-// One thread per particle, consecutive particles in consecutive lanes, so the particle's fields
-// are read coalesced (only those f reads). Into a matrix, a block takes chunks of 4096
-// consecutive particles and sums each chunk's adds in a box of the grid in shared memory first
-// (detail/deposit_stage.hpp), guessed from the points the chunk's first and last particle add to
-// (f is called once more for those two). A warp's adds into one point are summed in registers
-// before the shared-memory atomic (a float's is a compare-and-swap loop, slow when lanes collide).
-// Each point of the box that received anything then goes out with one atomicAdd. An add outside
-// the box goes straight into the grid, and a block whose particles are in no useful order adds
-// straight into the grid from then on. Into a volume or a span, each add is one atomicAdd.
+// Into a matrix, a block takes chunks of 4096 consecutive particles and sums each chunk's adds in
+// a box of the grid in shared memory first, guessed from the points the chunk's first and last
+// particle add to (f is called once more for those two). Where the grid's rows are narrow enough
+// for a chunk of sorted particles to span a few of them (rows of at most 4096 floats, 2048
+// doubles or float2s, 1024 float4s or double2s, padding included; detail/deposit_runs.hpp), a
+// thread takes four consecutive particles at a time, reading them as one 16-byte load of each
+// column f reads, and keeps each of a particle's first 9 adds in a register while the particles
+// after it add into the same points: only where a point changes does a sum go into the box.
+// Wider rows: one particle per lane, a warp's adds into one point summed with shuffles
+// (detail/deposit_stage.hpp). Each point of the box that received anything then goes out with one
+// atomicAdd. An add outside the box goes straight into the grid, and a block whose particles are
+// in no useful order adds straight into the grid from then on, one particle per lane. Into a
+// volume or a span, each add is one atomicAdd.
 //
 // Measured on an NVIDIA H200, CUDA 13.0 (tests/device/deposit.cu, full scope): a cloud-in-cell
-// deposit of 16 M particles into 2048 x 2048 floats, sorted by cell, takes 0.22 ms against 0.33
-// ms for a hand-written kernel of one atomicAdd per contribution (1.5x), and 0.91x the speed of a
-// hand-written kernel that knows the order and the stencil (0.20 ms); the global atomics fall
-// from 1.49 L2 requests a particle to 0.035, and what is left is the instructions of the
-// shared-memory sums. Shuffled, level with the plain kernel (0.67 ms).
+// deposit of 16 M particles into 2048 x 2048 floats, sorted by cell, takes 0.10 ms against 0.33
+// ms for a hand-written kernel of one atomicAdd per contribution (3.2x), and 0.95x the speed of
+// the best hand-written kernel (the same scheme, knowing the stencil: one compare a particle);
+// the global atomics fall from 1.49 L2 requests a particle to 0.047. Shuffled, level with the
+// plain kernel (0.67 ms).
 //
 // The sums are those of every contribution, added in an order that changes from run to run:
 // floating-point sums may differ in their last bits between runs (integer sums do not).
@@ -43,6 +47,7 @@
 
 #  include <coalesce/config.hpp>
 #  include <coalesce/detail/deposit_deterministic.hpp>
+#  include <coalesce/detail/deposit_runs.hpp>
 #  include <coalesce/detail/deposit_stage.hpp>
 #  include <coalesce/detail/device_memory.hpp>
 #  include <coalesce/detail/grid_atomics.hpp>
@@ -220,17 +225,48 @@ void launch_deposit(soa_view<T, device_space> particles, const Acc& acc, const v
   throw_if_launch_failed("coalesce::deposit kernel launch");
 }
 
-// Chunks of Chunk particles summed in shared memory first (detail/deposit_stage.hpp).
-template <unsigned Chunk = deposit_chunk, class T, class G, class Acc, class F>
-void launch_staged_deposit(soa_view<T, device_space> particles, pitched_view<G, device_space> grid, const Acc& acc,
-                           const F& f, cudaStream_t stream, unsigned waves = deposit_waves) {
-  if (!ready_to_deposit(particles, grid.data())) return;
-  constexpr auto kernel = staged_deposit_kernel<Chunk, std::remove_const_t<T>, G, Acc, F>;
-  const std::size_t chunks = (particles.size() + Chunk - 1) / Chunk;
-  const unsigned wave = one_wave_grid<kernel>(deposit_threads, chunks);
-  const unsigned blocks = unsigned(chunks < std::size_t(wave) * waves ? chunks : std::size_t(wave) * waves);
-  kernel<<<blocks, deposit_threads, 0, stream>>>(read_only_particles<T>(particles), grid, acc, f);
+// Launches Kernel over chunks of Chunk particles: as many blocks as there are chunks, at most
+// deposit_waves waves of them.
+template <auto Kernel, unsigned Chunk, class... Args>
+void launch_chunked_deposit(std::size_t particles, cudaStream_t stream, Args... args) {
+  const std::size_t chunks = (particles + Chunk - 1) / Chunk;
+  const unsigned wave = one_wave_grid<Kernel>(deposit_threads, chunks);
+  const unsigned blocks =
+      unsigned(chunks < std::size_t(wave) * deposit_waves ? chunks : std::size_t(wave) * deposit_waves);
+  Kernel<<<blocks, deposit_threads, 0, stream>>>(args...);
   throw_if_launch_failed("coalesce::deposit kernel launch");
+}
+
+// Whether the register-run stage takes this grid: point (r, c) as r * pitch + c in 32 bits, and
+// rows narrow enough (half the stage at most) for a chunk of sorted particles' box to span the
+// rows it touches.
+template <class G>
+bool deposit_runs_fit(pitched_view<G, device_space> grid) {
+  constexpr std::size_t capacity = deposit_stage_bytes / sizeof(G);
+  if (grid.pitch_bytes() % sizeof(G) != 0) return false;
+  const std::size_t pitch = grid.pitch_bytes() / sizeof(G);
+  return pitch > 0 && pitch <= capacity / 2 && grid.rows() <= std::size_t(0xffffffffu) / pitch;
+}
+
+// The staged deposit into a matrix of fewer than 2^32 rows and columns: the register-run stage
+// (detail/deposit_runs.hpp) where the grid allows it, the warp-sum stage
+// (detail/deposit_stage.hpp) otherwise.
+template <class T, class G, class Acc, class F>
+void launch_staged_deposit(soa_view<T, device_space> particles, pitched_view<G, device_space> grid, const Acc& acc,
+                           const F& f, cudaStream_t stream) {
+  if (!ready_to_deposit(particles, grid.data())) return;
+  using U = std::remove_const_t<T>;
+  const read_only_particles<T> from(particles);
+  if (!deposit_runs_fit(grid)) {
+    launch_chunked_deposit<staged_deposit_kernel<deposit_chunk, U, G, Acc, F>, deposit_chunk>(particles.size(), stream,
+                                                                                              from, grid, acc, f);
+  } else if (columns_load_together(from)) {
+    launch_chunked_deposit<run_deposit_kernel<deposit_chunk, true, U, G, Acc, F>, deposit_chunk>(
+        particles.size(), stream, from, grid, acc, f);
+  } else {
+    launch_chunked_deposit<run_deposit_kernel<deposit_chunk, false, U, G, Acc, F>, deposit_chunk>(
+        particles.size(), stream, from, grid, acc, f);
+  }
 }
 
 }  // namespace detail
@@ -239,7 +275,8 @@ void launch_staged_deposit(soa_view<T, device_space> particles, pitched_view<G, 
 /// `f` adds its contributions through acc.add(r, c, value) into `grid`, any number per particle.
 /// Take `acc` as `auto`: its type depends on the stage it runs in. `f` is called once more for a
 /// few particles (two a chunk of 4096), with an accumulator that only notes where they add, so it
-/// must have no effect other than its adds.
+/// must have no effect other than its adds. Particles sorted by cell (row-major, as
+/// sort_by_key(particles, cell_key) leaves them) are summed in registers and shared memory first.
 /// Adds into what `grid` holds: clear it first for a fresh deposit. `f` may also read what it
 /// captures; it must not write the particles (they are read-only) or `grid` other than through
 /// `acc`. Throws std::invalid_argument if a view is not of device memory, coalesce::cuda_error if
@@ -295,7 +332,7 @@ void deposit(soa_view<T, device_space> particles, soa_view<G, device_space> grid
 /// one thread. It waits once, for the number of adds, so it cannot be captured in a CUDA graph.
 /// Measured on an NVIDIA H200, CUDA 13.0 (tests/device/deposit.cu, full scope): 16 M cloud-in-cell
 /// particles into 2048 x 2048 floats take 3.93 ms sorted by cell (12x the plain atomic kernel's
-/// 0.33 ms, 18x the default deposit's 0.22 ms) and 3.95 ms shuffled (6x).
+/// 0.33 ms, 38x the default deposit's 0.10 ms) and 3.95 ms shuffled (6x).
 template <class T, class G, class F>
 void deposit(soa_view<T, device_space> particles, pitched_view<G, device_space> grid, F f, deterministic_t,
              cudaStream_t stream = 0) {

@@ -124,6 +124,94 @@ TEST_CASE("deposit: a cloud-in-cell deposit into a matrix equals the host's sums
   }
 }
 
+// The particle's charge as a 4 x 4 stencil around its cell (16 adds, more than the stage keeps in
+// registers), weights of 1/16 (exact): the host's and the device's sums agree bit for bit.
+struct wide_stencil {
+  std::size_t rows, cols;
+  // The stencil's index k of 4 around i (from i - 1), kept inside [0, n).
+  __host__ __device__ static std::size_t inside(std::size_t i, std::size_t k, std::size_t n) {
+    const std::size_t j = i + k < 1 ? 0 : i + k - 1;
+    return j < n ? j : n - 1;
+  }
+#pragma nv_exec_check_disable
+  template <class P, class Acc>
+  __host__ __device__ void operator()(const P& p, const Acc& acc) const {
+    const auto c = std::size_t(p.x), r = std::size_t(p.y);
+    for (std::size_t k = 0; k < 16; ++k) acc.add(inside(r, k / 4, rows), inside(c, k % 4, cols), p.q / 16.0f);
+  }
+};
+
+// Odd charges only: a particle adds four times or not at all.
+struct odd_charges_only {
+#pragma nv_exec_check_disable
+  template <class P, class Acc>
+  __host__ __device__ void operator()(const P& p, const Acc& acc) const {
+    if (int(p.q) % 2 == 1) competitors::cloud_in_cell{}(p, acc);
+  }
+};
+
+template <class F>
+std::vector<float> model_deposit_with(const std::vector<Charge>& p, std::size_t rows, std::size_t cols, const F& f) {
+  std::vector<float> grid(rows * cols, 0.0f);
+  const dense_accumulator acc{&grid, cols};
+  for (const auto& c : p) f(c, acc);
+  return grid;
+}
+
+TEST_CASE("deposit: every path of the matrix stage sums exactly what the host does") {
+  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
+  const std::size_t n = 300007;
+  SECTION("rows wider than the register-run stage takes (the warp-sum stage), sorted and shuffled") {
+    const std::size_t rows = 12, cols = 5000;  // a row of 5000 floats: more than half the stage
+    for (const bool sorted : {true, false}) {
+      INFO((sorted ? "sorted" : "shuffled"));
+      const auto host = lattice_charges(n, rows, cols, sorted, 41);
+      const coalesce::soa_vector<Charge> particles(host);
+      coalesce::pitched_matrix<float> rho(rows, cols, 0.0f);
+      coalesce::deposit(particles, rho, competitors::cloud_in_cell{});
+      check_grid(rho.to_vector(), model_deposit(host, rows, cols));
+    }
+  }
+  const std::size_t rows = 67, cols = 130;
+  const auto host = lattice_charges(n, rows, cols, true, 43);
+  const coalesce::soa_vector<Charge> particles(host);
+  SECTION("columns that do not load four particles at once (a view from particle 1 on)") {
+    const std::vector<Charge> rest(host.begin() + 1, host.end());
+    coalesce::pitched_matrix<float> rho(rows, cols, 0.0f);
+    coalesce::deposit(particles.const_view().subview(1), rho.view(), competitors::cloud_in_cell{});
+    check_grid(rho.to_vector(), model_deposit(rest, rows, cols));
+  }
+  SECTION("sixteen adds a particle, more than the registers keep") {
+    coalesce::pitched_matrix<float> rho(rows, cols, 0.0f);
+    coalesce::deposit(particles, rho, wide_stencil{rows, cols});
+    check_grid(rho.to_vector(), model_deposit_with(host, rows, cols, wide_stencil{rows, cols}));
+  }
+  SECTION("particles that add nothing, and a chunk whose first and last particle add nothing") {
+    auto odd = host;
+    for (std::size_t i = 0; i < 8192 && i < odd.size(); ++i) odd[i].q = 2.0f;  // the first chunks add nothing
+    const coalesce::soa_vector<Charge> some(odd);
+    coalesce::pitched_matrix<float> rho(rows, cols, 0.0f);
+    coalesce::deposit(some, rho, odd_charges_only{});
+    check_grid(rho.to_vector(), model_deposit_with(odd, rows, cols, odd_charges_only{}));
+  }
+  SECTION("integer grids: counts of particles a cell") {
+    coalesce::pitched_matrix<int> counts(rows, cols, 0);
+    coalesce::pitched_matrix<unsigned long long> wide(rows, cols, 0ull);
+    coalesce::deposit(particles, counts,
+                      [] __device__(auto p, auto acc) { acc.add(std::size_t(p.y), std::size_t(p.x), 1); });
+    coalesce::deposit(particles, wide,
+                      [] __device__(auto p, auto acc) { acc.add(std::size_t(p.y), std::size_t(p.x), 1ull << 33); });
+    std::vector<int> expected(rows * cols, 0);
+    for (const auto& c : host) ++expected[std::size_t(c.y) * cols + std::size_t(c.x)];
+    CHECK(counts.to_vector() == expected);
+    const auto got = wide.to_vector();
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < got.size(); ++i)
+      if (got[i] != (unsigned long long)(expected[i]) << 33) ++wrong;
+    CHECK(wrong == 0);
+  }
+}
+
 TEST_CASE("deposit: float2 and float4 grids, each component the sum a scalar grid of it gets") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   const std::size_t rows = 67, cols = 130;
@@ -366,9 +454,9 @@ TEST_CASE("deposit: a cloud-in-cell deposit against one atomicAdd per contributi
                 deterministic_ms / plain_ms);
     CHECK(deterministic_ms <= 16.0 * plain_ms);  // the docs: 12x sorted, 6x shuffled (H200)
     if (sorted) {
-      // Measured on an H200: 1.5x the plain kernel, 0.91x the privatized one.
-      CHECK(coalesce_ms * 1.4 <= plain_ms);
-      CHECK(coalesce_ms * 0.85 <= privatized_ms);
+      // Measured on an H200: 3.2x the plain kernel, 0.92-0.94x the hand-written one.
+      CHECK(coalesce_ms * 2.8 <= plain_ms);
+      CHECK(coalesce_ms * 0.88 <= privatized_ms);
     } else {
       CHECK(coalesce_ms <= 1.03 * plain_ms);  // level, within noise
     }

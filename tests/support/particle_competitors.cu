@@ -8,27 +8,34 @@
 namespace competitors {
 namespace {
 
+// One particle's cloud-in-cell adds, one atomicAdd each.
+__device__ __forceinline__ void cloud_in_cell_atomics(float px, float py, float pq,
+                                                      coalesce::pitched_view<float> grid) {
+  const auto c = std::size_t(px), r = std::size_t(py);
+  const float wx = px - float(c), wy = py - float(r);
+  atomicAdd(&grid(r, c), pq * (1.0f - wx) * (1.0f - wy));
+  atomicAdd(&grid(r, c + 1), pq * wx * (1.0f - wy));
+  atomicAdd(&grid(r + 1, c), pq * (1.0f - wx) * wy);
+  atomicAdd(&grid(r + 1, c + 1), pq * wx * wy);
+}
+
 // A plain deposit kernel, as a user writes it: one atomicAdd per contribution.
 __global__ void plain_cloud_in_cell_kernel(const float* x, const float* y, const float* q, std::size_t n,
                                            coalesce::pitched_view<float> grid) {
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
-       i += std::size_t(gridDim.x) * blockDim.x) {
-    const float px = x[i], py = y[i], pq = q[i];
-    const auto c = std::size_t(px), r = std::size_t(py);
-    const float wx = px - float(c), wy = py - float(r);
-    atomicAdd(&grid(r, c), pq * (1.0f - wx) * (1.0f - wy));
-    atomicAdd(&grid(r, c + 1), pq * wx * (1.0f - wy));
-    atomicAdd(&grid(r + 1, c), pq * (1.0f - wx) * wy);
-    atomicAdd(&grid(r + 1, c + 1), pq * wx * wy);
-  }
+       i += std::size_t(gridDim.x) * blockDim.x)
+    cloud_in_cell_atomics(x[i], y[i], q[i], grid);
 }
 
-// The best hand-written deposit for this case: it knows the particles are sorted by cell and
-// the stencil is cloud-in-cell, so the box of a chunk of 4096 particles comes from its first and
-// last particle (no guess), the box is summed in shared memory (a warp's adds into one point
-// summed in registers first, as coalesce does: measured faster here than shared atomics alone)
-// and each point that received anything goes out with one atomicAdd.
-constexpr unsigned privatized_chunk = 4096, privatized_capacity = 8192;
+// The best hand-written deposit for this case, as far as can be written: it knows the particles
+// are sorted by cell and the stencil is cloud-in-cell. A block takes chunks of 8192 particles,
+// the box of a chunk (in shared memory) taken from its first and last particle. A thread reads
+// four consecutive particles with one 16-byte load of each column and keeps the four sums of its
+// current cell in registers: one compare a particle, and only where the cell changes do the sums
+// go into the box (shared atomics). Each point of the box that received anything then goes out
+// with one atomicAdd. Measured on an H200 against chunks of 2048 and 4096 and 12, 24 or 48 blocks
+// an SM: 8192 and 24 were the fastest (0.093 ms for 16 M particles into 2048 x 2048 floats).
+constexpr unsigned privatized_chunk = 8192, privatized_capacity = 8192;
 __global__ void __launch_bounds__(256)
     privatized_cloud_in_cell_kernel(const float* x, const float* y, const float* q, std::size_t n,
                                     coalesce::pitched_view<float> grid) {
@@ -43,21 +50,51 @@ __global__ void __launch_bounds__(256)
     const unsigned first_col = first_row == last_row ? unsigned(x[start]) : 0u;
     const unsigned width = (first_row == last_row ? unsigned(x[last]) + 1 : cols - 1) - first_col + 1;
     const unsigned height = last_row - first_row + 2;
-    const bool fits = width * height <= privatized_capacity;  // the same in the whole block
-    for (unsigned k = 0; k < privatized_chunk; k += 256) {
-      const std::size_t i = start + k + threadIdx.x;
-      if (i >= n) continue;
-      const float px = x[i], py = y[i], pq = q[i];
+    if (width * height > privatized_capacity) {  // the same in the whole block: one atomic per add
+      for (unsigned k = 0; k < privatized_chunk; k += 256) {
+        const std::size_t i = start + k + threadIdx.x;
+        if (i < n) cloud_in_cell_atomics(x[i], y[i], q[i], grid);
+      }
+      continue;
+    }
+    unsigned cell = ~0u;  // the box point of the current cell's (r, c)
+    float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+    const auto flush = [&] {
+      if (cell == ~0u) return;
+      atomicAdd(box + cell, s0);
+      atomicAdd(box + cell + 1, s1);
+      atomicAdd(box + cell + width, s2);
+      atomicAdd(box + cell + width + 1, s3);
+    };
+    const auto one = [&](float px, float py, float pq) {
       const unsigned c = unsigned(px), r = unsigned(py);
       const float wx = px - float(c), wy = py - float(r);
-      const float w[4] = {pq * (1.0f - wx) * (1.0f - wy), pq * wx * (1.0f - wy), pq * (1.0f - wx) * wy, pq * wx * wy};
-      for (unsigned j = 0; j < 4; ++j) {
-        const unsigned rr = r + j / 2, cc = c + j % 2;
-        if (fits) coalesce::detail::add_combined_in_warp(box, (rr - first_row) * width + (cc - first_col), w[j]);
-        else atomicAdd(&grid(rr, cc), w[j]);
+      const unsigned at = (r - first_row) * width + (c - first_col);
+      if (at != cell) {
+        flush();
+        cell = at;
+        s0 = s1 = s2 = s3 = 0.0f;
+      }
+      s0 += pq * (1.0f - wx) * (1.0f - wy);
+      s1 += pq * wx * (1.0f - wy);
+      s2 += pq * (1.0f - wx) * wy;
+      s3 += pq * wx * wy;
+    };
+    for (unsigned g = 0; g < privatized_chunk; g += 256 * 4) {
+      const std::size_t first = start + g + threadIdx.x * 4;
+      if (first + 4 <= n) {  // the columns are 16-byte aligned (a soa_vector's)
+        const float4 vx = __ldg(reinterpret_cast<const float4*>(x + first));
+        const float4 vy = __ldg(reinterpret_cast<const float4*>(y + first));
+        const float4 vq = __ldg(reinterpret_cast<const float4*>(q + first));
+        one(vx.x, vy.x, vq.x);
+        one(vx.y, vy.y, vq.y);
+        one(vx.z, vy.z, vq.z);
+        one(vx.w, vy.w, vq.w);
+      } else {
+        for (std::size_t i = first; i < n && i < first + 4; ++i) one(x[i], y[i], q[i]);
       }
     }
-    if (!fits) continue;
+    flush();
     __syncthreads();
     for (unsigned e = threadIdx.x; e < width * height; e += 256) {
       const float sum = box[e];
@@ -183,7 +220,7 @@ void plain_cloud_in_cell(const float* x, const float* y, const float* q, std::si
 
 void privatized_cloud_in_cell(const float* x, const float* y, const float* q, std::size_t n,
                               coalesce::pitched_view<float> grid, cudaStream_t stream) {
-  // Its fastest grid on an H200: 24 blocks an SM (four waves of six).
+  // Its fastest grid on an H200: 24 blocks an SM.
   privatized_cloud_in_cell_kernel<<<24 * multiprocessors(), 256, 0, stream>>>(x, y, q, n, grid);
 }
 

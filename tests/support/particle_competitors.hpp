@@ -20,8 +20,9 @@ namespace competitors {
 // per contribution, one thread per particle (a grid-stride loop of 4 blocks an SM).
 void plain_cloud_in_cell(const float* x, const float* y, const float* q, std::size_t n,
                          coalesce::pitched_view<float> grid, cudaStream_t stream);
-// The same for particles sorted by cell (row-major): chunks of 4096 particles summed in a box of
-// the grid in shared memory, the box taken from the chunk's first and last particle.
+// The same for particles sorted by cell (row-major): chunks of 8192 particles summed in a box of
+// the grid in shared memory, the box taken from the chunk's first and last particle, each thread's
+// sums of its current cell kept in registers first.
 void privatized_cloud_in_cell(const float* x, const float* y, const float* q, std::size_t n,
                               coalesce::pitched_view<float> grid, cudaStream_t stream);
 

@@ -1,11 +1,13 @@
-// coalesce::detail: deposit's shared-memory stage for a matrix. Particles sorted by cell hand a
-// block's chunk of consecutive particles a small box of grid points: warp 0 guesses the box of
-// the next chunk from the points its first and last particle add to (f called for those two with
-// an accumulator that only records rows and columns), the block sums the chunk's contributions
-// into a copy of the box in shared memory (adds outside it go straight into the grid), and adds
-// each point of the box that received anything into the grid with one global atomic. A block
-// whose guess is empty or far larger than the stage, or whose adds mostly missed it (particles in
-// no useful order), adds straight into the grid from then on. Users never include this header.
+// coalesce::detail: deposit's shared-memory stage for a matrix whose rows are too wide for the
+// register-run stage (detail/deposit_runs.hpp), and the pieces the two share. Particles sorted by
+// cell hand a block's chunk of consecutive particles a small box of grid points: warp 0 guesses
+// the box of the next chunk from the points its first and last particle add to (f called for
+// those two with an accumulator that only records rows and columns), the block sums the chunk's
+// contributions into a copy of the box in shared memory (adds outside it go straight into the
+// grid), and adds each point of the box that received anything into the grid with one global
+// atomic. A block whose guess is empty or far larger than the stage, or whose adds mostly missed
+// it (particles in no useful order), adds straight into the grid from then on. Users never
+// include this header.
 #pragma once
 
 #include <coalesce/config.hpp>

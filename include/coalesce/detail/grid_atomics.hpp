@@ -83,6 +83,25 @@ __device__ void atomic_add_value(G* p, const G& v) {
     for (unsigned k = 0; k < element::count; ++k) atomicAdd(components + k, element::get(v, k));
   }
 }
+
+// *address += v in shared memory (`address` a shared-memory address, as __cvta_generic_to_shared
+// gives), the sum unused: with the address in 32 bits, the compiler need not turn a generic
+// pointer into a shared one at every add.
+__device__ inline void shared_atomic_add(unsigned address, float v) {
+  asm volatile("red.shared.add.f32 [%0], %1;" ::"r"(address), "f"(v) : "memory");
+}
+__device__ inline void shared_atomic_add(unsigned address, double v) {
+  asm volatile("red.shared.add.f64 [%0], %1;" ::"r"(address), "d"(v) : "memory");
+}
+__device__ inline void shared_atomic_add(unsigned address, int v) {
+  asm volatile("red.shared.add.s32 [%0], %1;" ::"r"(address), "r"(v) : "memory");
+}
+__device__ inline void shared_atomic_add(unsigned address, unsigned v) {
+  asm volatile("red.shared.add.u32 [%0], %1;" ::"r"(address), "r"(v) : "memory");
+}
+__device__ inline void shared_atomic_add(unsigned address, unsigned long long v) {
+  asm volatile("red.shared.add.u64 [%0], %1;" ::"r"(address), "l"(v) : "memory");
+}
 #endif
 
 }  // namespace coalesce::detail
