@@ -39,15 +39,11 @@ struct linear_box {
 template <unsigned Chunk, class T, class F>
 __device__ void guess_linear_box(soa_view<const T, device_space> particles, std::size_t start, const F& f,
                                  unsigned pitch, unsigned capacity, linear_box* out) {
-  const unsigned lane = threadIdx.x % 32;
-  unsigned r0 = ~0u, r1 = 0, c0 = ~0u, c1 = 0;
-  if (lane < 2 && start < particles.size()) {
-    const std::size_t end = start + Chunk < particles.size() ? start + Chunk : particles.size();
-    f(particles[lane == 0 ? start : end - 1], box_bounds{&r0, &r1, &c0, &c1});
-  }
+  unsigned r0, r1, c0, c1;
+  sample_chunk_ends<Chunk>(particles, start, f, r0, r1, c0, c1);
   const unsigned adding = __ballot_sync(full_warp, r0 <= r1);
   const unsigned first = __shfl_sync(full_warp, r0 * pitch + c0, 0), last = __shfl_sync(full_warp, r1 * pitch + c1, 1);
-  if (lane != 0) return;
+  if (threadIdx.x % 32 != 0) return;
   if ((adding & 3u) != 3u) {
     *out = linear_box{0, 0, false};
   } else if (first > last || last - first >= unordered_box_factor * capacity) {
@@ -151,7 +147,8 @@ struct particle_runs {
 
  private:
   template <std::size_t... S>
-  COALESCE_DEVICE COALESCE_FORCEINLINE bool note(unsigned s, unsigned point, const G& value, std::index_sequence<S...>) {
+  COALESCE_DEVICE COALESCE_FORCEINLINE bool note(unsigned s, unsigned point, const G& value,
+                                                 std::index_sequence<S...>) {
     return ((s == S && (note_in<S>(point, value), true)) || ...);
   }
   template <std::size_t S>
@@ -318,7 +315,8 @@ __global__ void __launch_bounds__(deposit_threads, run_deposit_blocks_per_sm)
     bool missed = false;
     particle_runs<G, run_slots> runs;
     runs.clear();
-    const run_accumulator<G, run_slots> acc{unsigned(__cvta_generic_to_shared(box)), where, pitch, grid, &missed, &runs};
+    const run_accumulator<G, run_slots> acc{
+        unsigned(__cvta_generic_to_shared(box)), where, pitch, grid, &missed, &runs};
     deposit_consecutive<Each, VectorLoads, true>(particles, start + threadIdx.x * Each, acc, runs, f);
     for (unsigned g = deposit_threads * Each; g < Chunk; g += deposit_threads * Each)
       deposit_consecutive<Each, VectorLoads, false>(particles, start + g + threadIdx.x * Each, acc, runs, f);

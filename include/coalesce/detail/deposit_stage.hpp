@@ -111,17 +111,28 @@ __device__ inline chunk_box guess_chunk_box(unsigned r0, unsigned r1, unsigned c
   return b;
 }
 
+// The extent of the points the first (lane 0) and the last (lane 1) particle of the chunk
+// [start, start + Chunk) add to; other lanes, and a particle that adds nothing, get the empty
+// extent (r0 > r1).
+template <unsigned Chunk, class T, class F>
+__device__ void sample_chunk_ends(soa_view<const T, device_space> particles, std::size_t start, const F& f,
+                                  unsigned& r0, unsigned& r1, unsigned& c0, unsigned& c1) {
+  const unsigned lane = threadIdx.x % 32;
+  r0 = ~0u, r1 = 0, c0 = ~0u, c1 = 0;
+  if (lane < 2 && start < particles.size()) {
+    const std::size_t end = start + Chunk < particles.size() ? start + Chunk : particles.size();
+    f(particles[lane == 0 ? start : end - 1], box_bounds{&r0, &r1, &c0, &c1});
+  }
+}
+
 // Warp 0 of the block guesses the box of the chunk of particles [start, start + Chunk) into
 // `out`; lanes 0 and 1 call f for the chunk's first and last particle.
 template <unsigned Chunk, class T, class F>
 __device__ void guess_box_of_chunk(soa_view<const T, device_space> particles, std::size_t start, const F& f,
                                    unsigned grid_cols, unsigned capacity, chunk_box* out) {
   const unsigned lane = threadIdx.x % 32;
-  unsigned r0 = ~0u, r1 = 0, c0 = ~0u, c1 = 0;
-  if (lane < 2 && start < particles.size()) {
-    const std::size_t end = start + Chunk < particles.size() ? start + Chunk : particles.size();
-    f(particles[lane == 0 ? start : end - 1], box_bounds{&r0, &r1, &c0, &c1});
-  }
+  unsigned r0, r1, c0, c1;
+  sample_chunk_ends<Chunk>(particles, start, f, r0, r1, c0, c1);
   const unsigned last_r0 = __shfl_sync(full_warp, r0, 1), last_r1 = __shfl_sync(full_warp, r1, 1);
   const bool first_adds = r0 <= r1, last_adds = last_r0 <= last_r1;
   const bool same_rows = !first_adds || !last_adds || (r0 == last_r0 && r1 == last_r1);
