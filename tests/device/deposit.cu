@@ -70,10 +70,12 @@ struct dense_accumulator {
   void add(std::size_t r, std::size_t c, float v) const { (*grid)[r * cols + c] += v; }
 };
 
-std::vector<float> model_deposit(const std::vector<Charge>& p, std::size_t rows, std::size_t cols) {
+// The host's serial deposit of f (cloud-in-cell unless said) over the particles in order.
+template <class F = competitors::cloud_in_cell>
+std::vector<float> model_deposit(const std::vector<Charge>& p, std::size_t rows, std::size_t cols, const F& f = {}) {
   std::vector<float> grid(rows * cols, 0.0f);
   const dense_accumulator acc{&grid, cols};
-  for (const auto& c : p) competitors::cloud_in_cell{}(c, acc);
+  for (const auto& c : p) f(c, acc);
   return grid;
 }
 
@@ -150,14 +152,6 @@ struct odd_charges_only {
   }
 };
 
-template <class F>
-std::vector<float> model_deposit_with(const std::vector<Charge>& p, std::size_t rows, std::size_t cols, const F& f) {
-  std::vector<float> grid(rows * cols, 0.0f);
-  const dense_accumulator acc{&grid, cols};
-  for (const auto& c : p) f(c, acc);
-  return grid;
-}
-
 TEST_CASE("deposit: every path of the matrix stage sums exactly what the host does") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   const std::size_t n = 300007;
@@ -184,7 +178,7 @@ TEST_CASE("deposit: every path of the matrix stage sums exactly what the host do
   SECTION("sixteen adds a particle, more than the registers keep") {
     coalesce::pitched_matrix<float> rho(rows, cols, 0.0f);
     coalesce::deposit(particles, rho, wide_stencil{rows, cols});
-    check_grid(rho.to_vector(), model_deposit_with(host, rows, cols, wide_stencil{rows, cols}));
+    check_grid(rho.to_vector(), model_deposit(host, rows, cols, wide_stencil{rows, cols}));
   }
   SECTION("particles that add nothing, and a chunk whose first and last particle add nothing") {
     auto odd = host;
@@ -192,7 +186,7 @@ TEST_CASE("deposit: every path of the matrix stage sums exactly what the host do
     const coalesce::soa_vector<Charge> some(odd);
     coalesce::pitched_matrix<float> rho(rows, cols, 0.0f);
     coalesce::deposit(some, rho, odd_charges_only{});
-    check_grid(rho.to_vector(), model_deposit_with(odd, rows, cols, odd_charges_only{}));
+    check_grid(rho.to_vector(), model_deposit(odd, rows, cols, odd_charges_only{}));
   }
   SECTION("integer grids: counts of particles a cell") {
     coalesce::pitched_matrix<int> counts(rows, cols, 0);

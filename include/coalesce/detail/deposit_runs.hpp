@@ -91,7 +91,7 @@ struct particle_runs {
     // s is a constant where f adds a fixed number of times: the compares fold away and the slots
     // stay in registers (a runtime index would put them in local memory).
     if (!note(s, point, value, std::make_index_sequence<Slots>{})) {
-      if (point < points) into_box(box, point, now_components(value));
+      if (point < points) into_box(box, point, value);
       else outside(point, value);
     }
   }
@@ -166,17 +166,10 @@ struct particle_runs {
 #pragma unroll
     for (unsigned k = 0; k < count; ++k) sum[s][k] = now[s][k];
   }
-  struct components {
-    component c[count];
-  };
-  COALESCE_DEVICE COALESCE_FORCEINLINE static components now_components(const G& value) {
-    components out;
+  COALESCE_DEVICE COALESCE_FORCEINLINE static void into_box(unsigned box, unsigned point, const G& value) {
 #pragma unroll
-    for (unsigned k = 0; k < count; ++k) out.c[k] = element::get(value, k);
-    return out;
-  }
-  COALESCE_DEVICE COALESCE_FORCEINLINE static void into_box(unsigned box, unsigned point, const components& value) {
-    into_box(box, point, value.c);
+    for (unsigned k = 0; k < count; ++k)
+      shared_atomic_add(box + (point * count + k) * unsigned(sizeof(component)), element::get(value, k));
   }
   COALESCE_DEVICE COALESCE_FORCEINLINE static void into_box(unsigned box, unsigned point,
                                                             const component (&value)[count]) {
