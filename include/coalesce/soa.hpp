@@ -17,6 +17,7 @@
 
 // The parts, one concept each: what view[i] is, the macro that names fields, the view and its
 // iterator, the owning vector.
+#include <coalesce/element_methods.hpp>
 #include <coalesce/soa_fields.hpp>
 #include <coalesce/soa_reference.hpp>
 #include <coalesce/soa_vector.hpp>

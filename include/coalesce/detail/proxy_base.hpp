@@ -174,15 +174,38 @@ COALESCE_HOST_DEVICE void scatter_leaves(const P& p, const T& from, std::index_s
   ((reference_leaf<L>(p) = field_leaf<L>(from)), ...);
 }
 
+// What COALESCE_METHODS (<coalesce/element_methods.hpp>) declares, found by argument-dependent
+// lookup as the fields are: coalesce_detail_methods(const T*, tag) returns methods_of<M>, and
+// M<Proxy> is a base of T's proxies that forwards T's member functions to the element. A type
+// without it gets an empty base.
+template <template <class> class M>
+struct methods_of {};
+template <class Proxy, template <class> class M>
+type_identity<M<Proxy>> methods_for(methods_of<M>);  // decltype only
+template <class T, class Proxy, class = void>
+struct element_methods {
+  struct none {};
+  using type = none;
+};
+template <class T, class Proxy>
+struct element_methods<
+    T, Proxy,
+    std::void_t<decltype(coalesce_detail_methods(static_cast<const T*>(nullptr), ::coalesce_detail_fields_tag{}))>> {
+  using type = typename decltype(methods_for<Proxy>(
+      coalesce_detail_methods(static_cast<const T*>(nullptr), ::coalesce_detail_fields_tag{})))::type;
+};
+
 template <class Q, class Source>
 COALESCE_HOST_DEVICE typename reference_for<Q>::type make_reference(const Source& at);
 template <class P>
 struct exposed_leaves;
 
-// The base of a struct's proxy: gather, scatter and get<I>. Derived holds the members.
+// The base of a struct's proxy: gather, scatter and get<I>, and T's member functions where
+// COALESCE_METHODS names them. Derived holds the members.
 template <class Derived, class Q>
-struct struct_reference_base : soa_reference_tag {
+struct struct_reference_base : soa_reference_tag, element_methods<element_of_t<Q>, Derived>::type {
   using value_type = element_of_t<Q>;
+  static constexpr bool read_only = std::is_const_v<Q>;  // a soa_view<const T>'s element
   using leaf_indices = std::make_index_sequence<leaf_count_v<value_type>>;
 
   template <std::size_t I>
