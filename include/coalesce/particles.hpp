@@ -1,8 +1,8 @@
 // coalesce: particles meet grids. One include for the particle helpers: wrap and uniform_grid
 // (<coalesce/uniform_grid.hpp>, host-capable), deposit (<coalesce/deposit.hpp>), for_each_pair
 // (<coalesce/for_each_pair.hpp>), sort_by_key (<coalesce/reorder.hpp>); here, bin, the offset of
-// every bin's first particle in a vector sorted by bin, through a histogram of runs of equal keys
-// and CUB's scan, and sort_and_bin, the two in one call; and, last, cell_list, make_cell_list and
+// every bin's first particle in a vector sorted by bin, in one pass over the keys (detail/
+// bin_kernels.hpp), and sort_and_bin, the two in one call; and, last, cell_list, make_cell_list and
 // for_each_neighbor (<coalesce/for_each_neighbor.hpp>). Asynchronous on the container's stream,
 // scratch from coalesce's pool. Needs a CUDA compiler.
 #pragma once
@@ -17,6 +17,7 @@
 #  include <coalesce/algorithm.hpp>
 #  include <coalesce/config.hpp>
 #  include <coalesce/deposit.hpp>
+#  include <coalesce/detail/bin_kernels.hpp>
 #  include <coalesce/detail/device_memory.hpp>
 #  include <coalesce/detail/launch.hpp>
 #  include <coalesce/detail/nvtx.hpp>
@@ -30,7 +31,6 @@
 #  include <coalesce/soa.hpp>
 #  include <coalesce/uniform_grid.hpp>
 
-#  include <cub/device/device_scan.cuh>
 #  include <cuda/std/span>
 
 #  include <cuda_runtime_api.h>
@@ -72,35 +72,10 @@ constexpr bool bin_offset_ok() {
   return ok;
 }
 
-// The histogram of the keys in [0, bins) into counts (zeroed before), one atomicAdd per run of
-// equal keys in a warp's 32 consecutive elements rather than one per element. CUB's histogram of
-// millions of bins adds into global memory once a sample: of 32 M particles sorted into 2048 x
-// 2048 cells it took 6.7 ms on an H200, this 0.11 ms with the scan. Any order is counted right;
-// the order only decides the speed.
-template <class K, class T, class Key, class Counter>
-__global__ void run_length_histogram(soa_view<const T> view, Key key, std::size_t bins, Counter* counts) {
-  constexpr unsigned all = 0xffffffffu;
-  const std::size_t n = view.size();
-  const unsigned lane = threadIdx.x % 32;
-  const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
-  // The warp's first element: the same in all its lanes, so the warp stays whole in the loop.
-  for (std::size_t first = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x - lane; first < n; first += stride) {
-    const std::size_t i = first + lane;
-    const K k = i < n ? K(key(view[i])) : K(~K(0));  // past the end: a key in no bin
-    const K before = __shfl_up_sync(all, k, 1), after = __shfl_down_sync(all, k, 1);
-    const unsigned heads = __ballot_sync(all, lane == 0 || before != k);  // the first lane of each run
-    const bool last = lane == 31 || after != k;
-    if (last && k < bins) {
-      const unsigned head = 31 - unsigned(__clz(heads & (all >> (31 - lane))));
-      atomicAdd(counts + k, Counter(lane - head + 1));
-    }
-  }
-}
-
-// offsets[0, bins] of the elements of `view` binned by key: the counts of the keys in [0, bins)
-// (keys outside fall in no bin) and offsets[bins] = 0, then the exclusive sum of those bins + 1
-// counts in place (CUB's ExclusiveSum). One read of each key (only the columns key reads), then
-// bins + 1 counts zeroed, added to, and read and written by the scan; nothing waits.
+// offsets[0, bins] of the elements of `view` binned by key (detail/bin_kernels.hpp): one pass over
+// the keys that writes the offsets where they are sorted, then a launch that returns at once
+// unless that pass found keys out of order, and then computes the counts' exclusive sum instead.
+// Scratch from the pool: a flag per block of the first pass, a sum per block of the second.
 template <class K, class T, class Key, class Offset>
 void bin_into(const soa_view<const T>& view, const Key& key, std::size_t bins, Offset* offsets, cudaStream_t stream,
               const char* what) {
@@ -109,21 +84,18 @@ void bin_into(const soa_view<const T>& view, const Key& key, std::size_t bins, O
   if (n > std::size_t(std::numeric_limits<Offset>::max()))
     throw std::length_error(std::string(what) + ": " + std::to_string(n) + " particles do not fit " +
                             std::to_string(sizeof(Offset) * 8) + "-bit offsets; bin into a span of std::uint64_t");
-  throw_on_error(::cudaMemsetAsync(offsets, 0, (bins + 1) * sizeof(Offset), stream), what);
-  if (n == 0 || bins == 0) return;  // every offset is 0 (no particle, or none in a bin)
-  // atomicAdd has no overload for unsigned long (std::uint64_t on Linux), only for unsigned long
-  // long: the same 64 bits.
-  using counter = std::conditional_t<sizeof(Offset) == 8, unsigned long long, std::uint32_t>;
-  counter* const counts = reinterpret_cast<counter*>(offsets);
-  constexpr auto kernel = run_length_histogram<K, T, Key, counter>;
-  constexpr unsigned threads = 256;
-  kernel<<<one_wave_grid<kernel>(threads, (n + threads - 1) / threads), threads, 0, stream>>>(view, key, bins, counts);
-  throw_if_launch_failed("coalesce::bin: the histogram's launch");
-  with_scan_scratch(
-      [&](void* temp, std::size_t& bytes) {
-        return cub::DeviceScan::ExclusiveSum(temp, bytes, counts, bins + 1, stream);
-      },
-      stream, "coalesce::bin: cub::DeviceScan::ExclusiveSum");
+  if (n == 0 || bins == 0) {  // every offset is 0 (no particle, or none in a bin)
+    throw_on_error(::cudaMemsetAsync(offsets, 0, (bins + 1) * sizeof(Offset), stream), what);
+    return;
+  }
+  const bin_grids grids = bin_grids_for<K, T, Key, Offset>(n);
+  const std::size_t flag_bytes = (std::size_t(grids.sorted) * sizeof(std::uint32_t) + 255) / 256 * 256;
+  const pool_resource pool(stream);
+  const owned_bytes<pool_resource> scratch(pool, flag_bytes + std::size_t(grids.unsorted) * sizeof(Offset),
+                                           allocation_alignment);
+  unsigned char* const bytes = static_cast<unsigned char*>(scratch.get());
+  launch_bins<K>(view, key, bins, offsets, grids, reinterpret_cast<std::uint32_t*>(bytes),
+                 reinterpret_cast<Offset*>(bytes + flag_bytes), stream);
 }
 
 // The checks and the key type, shared by both forms.
@@ -152,16 +124,21 @@ void bin_view(const soa_view<const T>& view, const Key& key, std::size_t bins, O
 /// receives the const named-field proxy of an element and returns an unsigned 32- or 64-bit
 /// integer whose type the host sees (uniform_grid::index_of of the particle's position, say).
 ///
-/// Precondition: the elements are sorted by key (sort_by_key(v, key) does that); unchecked. On
-/// unsorted elements the result is still the exclusive sum of the bins' counts (offsets[b] =
-/// the number of elements with a key below b), which is no index range of theirs. A key >= bins
-/// is counted in no bin: sorted, such elements sit at the end, in [offsets[bins], size()).
+/// Precondition: the elements are sorted by key (sort_by_key(v, key) does that). Checked on the
+/// device, in the same pass: on unsorted elements the result is the exclusive sum of the bins'
+/// counts (offsets[b] = the number of elements with a key below b), which is no index range of
+/// theirs, computed by a slower second pass. A key >= bins is counted in no bin: sorted, such
+/// elements sit at the end, in [offsets[bins], size()).
 ///
-/// How: the offsets are zeroed, then a histogram of the keys into them (each element's key
-/// evaluated once, so only the columns key reads are loaded) with one atomicAdd per run of equal
-/// keys in a warp's 32 consecutive elements, then cub::DeviceScan::ExclusiveSum of the bins + 1
-/// counts in place, with scratch from coalesce's pool; it touches nothing but the offsets and that
-/// scratch. Asynchronous on `stream`: nothing waits, and a CUDA graph capture records it. Throws
+/// How: one pass reads each element's key once (only the columns key reads are loaded), a tile
+/// of 2048 consecutive elements at a time in shared memory, and writes the offsets of the bins
+/// that start in the tile, consecutive bins by consecutive threads (coalesced), each found by a
+/// binary search of the tile: one read of the keys and one write of the offsets, no atomics and no
+/// scan. A second kernel, launched cooperatively after it, returns at once unless the first found
+/// keys out of order; then it zeroes the offsets, counts the keys into them (one atomicAdd per run
+/// of equal keys in a warp) and scans them in place. It touches nothing but the offsets and a few
+/// KiB of scratch from coalesce's pool. Measured on an NVIDIA H200, CUDA 13.0: see docs/particles.md.
+/// Asynchronous on `stream`: nothing waits, and a CUDA graph capture records it. Throws
 /// std::invalid_argument if offsets.size() != bins + 1 or bins > 2^31 - 2, std::length_error if
 /// the elements' count does not fit the offset type, coalesce::cuda_error if a launch fails.
 template <class T, class Key, class Offset, std::size_t Extent>

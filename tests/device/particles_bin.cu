@@ -2,9 +2,10 @@
 // key equal a host model (offsets[b] = the number of keys below b, then checked as std::lower_bound
 // of the sorted keys) exactly, for random keys with keys >= bins among them, empty bins, every
 // particle in one bin, zero particles and no bins, at sizes that are not a multiple of any block;
-// the span form with 64-bit offsets writes exactly bins + 1 of them; unsorted keys give the
-// counts' exclusive sum; and sort_by_key then bin on uniform_grid cells puts every particle in
-// its cell's range.
+// the span form with 64-bit offsets writes exactly bins + 1 of them; a few particles into millions
+// of bins; 64-bit keys; unsorted keys, shuffled or out of order at one place only (at a tile's
+// edge), give the counts' exclusive sum; a graph capture records it; and sort_by_key then bin on
+// uniform_grid cells puts every particle in its cell's range.
 #include <coalesce/particles.hpp>
 #include <coalesce/soa.hpp>
 #include <coalesce/testing/testing.hpp>
@@ -14,6 +15,7 @@
 #include <cuda/std/span>
 
 #include "coalesce_device_test.hpp"
+#include "cuda_graphs.hpp"
 #include "particles.hpp"
 
 #include <algorithm>
@@ -196,6 +198,95 @@ TEST_CASE("bin of unsorted keys gives the exclusive sum of the bins' counts") {
   require_offsets(coalesce::bin(particles, cell_key{}, 256).to_vector(), v, 256);
 }
 
+TEST_CASE("bin finds keys out of order anywhere, across a tile's edge or inside a tile, and gives the counts' sum") {
+  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
+  // The first pass reads tiles of bin_tile elements: an order broken only where two tiles meet is
+  // seen by the tile after the edge alone.
+  constexpr std::size_t tile = coalesce::detail::bin_tile;
+  std::mt19937 gen(std::uint32_t(ct::test_seed()));
+  const std::size_t n = 5 * tile + 77, bins = 700;
+  const auto sorted = sorted_keys(n, 800, gen);
+  for (const std::size_t at : {tile - 1, 3 * tile - 1, tile + 100, n - 2, std::size_t(0)}) {
+    auto v = sorted;
+    // Elements at and after `at` swapped with a later one's key: out of order at `at` only.
+    std::swap(v[at].cell, v[at + 1].cell);
+    if (v[at].cell == v[at + 1].cell) v[at].cell += 1;  // an equal pair would still be in order
+    INFO("out of order at " << at);
+    REQUIRE(!std::is_sorted(v.begin(), v.end(), [](const keyed& a, const keyed& b) { return a.cell < b.cell; }));
+    const coalesce::soa_vector<keyed> particles(v);
+    require_offsets(coalesce::bin(particles, cell_key{}, bins).to_vector(), v, bins);
+    ct::device_buffer<std::uint64_t> wide(bins + 1);
+    coalesce::bin(particles.view(), cell_key{}, bins, cuda::std::span<std::uint64_t>(wide.data(), bins + 1));
+    require_offsets(wide.download(), v, bins);
+  }
+}
+
+TEST_CASE("bin of a few particles into millions of bins writes every empty bin's offset") {
+  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
+  std::mt19937 gen(std::uint32_t(ct::test_seed()));
+  const std::size_t bins = 3000017;  // about 600 bins a particle: a tile of keys covers millions
+  const auto v = sorted_keys(5003, std::uint32_t(bins), gen);
+  const coalesce::soa_vector<keyed> particles(v);
+  const auto got = coalesce::bin(particles, cell_key{}, bins).to_vector();
+  require_offsets(got, v, bins);
+  require_bin_starts(got, v, bins);
+}
+
+namespace {
+struct wide_cell_key {  // a 64-bit key, some of them past 2^32 (in no bin)
+  template <class P>
+  __host__ __device__ std::uint64_t operator()(const P& p) const {
+    return p.cell % 97 == 13 ? (std::uint64_t(1) << 40) + p.cell : std::uint64_t(p.cell);
+  }
+};
+}  // namespace
+
+TEST_CASE("bin takes 64-bit keys, those past 2^32 in no bin") {
+  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
+  std::mt19937 gen(std::uint32_t(ct::test_seed()));
+  const std::size_t n = 30011, bins = 2000;
+  auto v = sorted_keys(n, 2100, gen);
+  const wide_cell_key key;
+  std::stable_sort(v.begin(), v.end(), [&](const keyed& a, const keyed& b) { return key(a) < key(b); });
+  const coalesce::soa_vector<keyed> particles(v);
+  const auto got = coalesce::bin(particles, key, bins).to_vector();
+  std::vector<keyed> as_bins(v);  // the model's keys: those past 2^32 as a key in no bin
+  for (auto& k : as_bins) k.cell = key(k) < bins ? std::uint32_t(key(k)) : std::uint32_t(bins);
+  require_offsets(got, as_bins, bins);
+  require_bin_starts(got, as_bins, bins);
+}
+
+TEST_CASE("bin in a CUDA graph capture: the graph gives the same offsets, sorted or not, launched twice") {
+  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
+  std::mt19937 gen(std::uint32_t(ct::test_seed()));
+  const std::size_t n = 100003, bins = 4099;
+  auto v = sorted_keys(n, 4200, gen);
+  for (const bool sorted : {true, false}) {
+    INFO((sorted ? "sorted" : "shuffled"));
+    if (!sorted) std::shuffle(v.begin(), v.end(), gen);
+    const coalesce_test::owned_stream stream;  // first: the containers free on it
+    const coalesce::soa_vector<keyed> particles(v);
+    ct::device_buffer<std::uint32_t> out(bins + 1);
+    coalesce_test::owned_graph graph;
+    coalesce_test::owned_graph_exec exec;
+    COALESCE_CUDA_CHECK(cudaStreamBeginCapture(stream.get(), cudaStreamCaptureModeThreadLocal));
+    coalesce::bin(particles.view(), cell_key{}, bins, cuda::std::span<std::uint32_t>(out.data(), bins + 1),
+                  stream.get());
+    COALESCE_CUDA_CHECK(cudaStreamEndCapture(stream.get(), graph.out()));
+    // The two kernels, and the scratch's allocation and free as graph memory nodes.
+    const auto nodes = coalesce_test::count_nodes(graph.get());
+    INFO(coalesce_test::describe(nodes));
+    CHECK(nodes.kernels == 2);
+    COALESCE_CUDA_CHECK(cudaGraphInstantiate(exec.out(), graph.get(), 0));
+    for (int launch = 0; launch < 2; ++launch) {
+      COALESCE_CUDA_CHECK(cudaMemset(out.data(), 0xff, (bins + 1) * sizeof(std::uint32_t)));
+      COALESCE_CUDA_CHECK(cudaGraphLaunch(exec.get(), stream.get()));
+      COALESCE_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+      require_offsets(out.download(), v, bins);
+    }
+  }
+}
+
 namespace {
 struct grid_cell_key {
   coalesce::uniform_grid<2> grid;
@@ -275,14 +366,13 @@ TEST_CASE("bin of 32 M particles sorted by cell into 2048 x 2048 cells against a
   const double bin_ms = ct::median(ct::time_launches_ms(run_bin));
   const double cub_ms = ct::median(ct::time_launches_ms(run_cub));
   const double copy_ms = ct::median(ct::time_launches_ms(run_copy));
-  // What bin moves at the least: every key read, the offsets written by the zeroing, the
-  // histogram and the scan, and read by the histogram and the scan.
-  const double bytes = double(n) * 4.0 + 5.0 * double(cells + 1) * 4.0;
+  // What bin moves: every key read once, every offset written once.
+  const double bytes = double(n) * 4.0 + double(cells + 1) * 4.0;
   std::printf("bin, %zu particles sorted into %u cells: coalesce %.4f ms (%.0f GB/s of its own bytes), CUB "
               "histogram + scan %.4f ms, cudaMemcpy of the %zu key bytes %.4f ms: coalesce at %.2fx the copy, %.2fx "
               "CUB\n",
               n, cells, bin_ms, bytes / (bin_ms * 1e6), cub_ms, n * 4, copy_ms, copy_ms / bin_ms, cub_ms / bin_ms);
-  // The issue's target is 0.9x the copy's speed; measured on an H200: 0.66x (and 63x CUB's).
-  CHECK(bin_ms * 0.6 <= copy_ms);
+  // The issue's target: at least 0.9x the copy's speed.
+  CHECK(bin_ms * 0.9 <= copy_ms);
   CHECK(bin_ms * 10 <= cub_ms);
 }
