@@ -276,7 +276,9 @@ void launch_staged_deposit(soa_view<T, device_space> particles, pitched_view<G, 
 /// Take `acc` as `auto`: its type depends on the stage it runs in. `f` is called once more for a
 /// few particles (two a chunk of 4096), with an accumulator that only notes where they add, so it
 /// must have no effect other than its adds. Particles sorted by cell (row-major, as
-/// sort_by_key(particles, cell_key) leaves them) are summed in registers and shared memory first.
+/// sort_by_key(particles, cell_key) leaves them) are summed in registers and shared memory first;
+/// particles in no useful order add straight into the grid, a particle's adds into (r, c) and
+/// (r, c + 1) of a float grid as one float2 atomic where the pair is 8-byte aligned (sm_90).
 /// Adds into what `grid` holds: clear it first for a fresh deposit. `f` may also read what it
 /// captures; it must not write the particles (they are read-only) or `grid` other than through
 /// `acc`. Throws std::invalid_argument if a view is not of device memory, coalesce::cuda_error if

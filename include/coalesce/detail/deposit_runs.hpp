@@ -12,6 +12,7 @@
 #include <coalesce/config.hpp>
 #include <coalesce/detail/deposit_stage.hpp>
 #include <coalesce/detail/grid_atomics.hpp>
+#include <coalesce/detail/paired_adds.hpp>
 #include <coalesce/detail/pitched_view.hpp>
 #include <coalesce/detail/soa_walk.hpp>
 #include <coalesce/soa.hpp>
@@ -102,19 +103,22 @@ struct particle_runs {
                                                          const Outside& outside) {
     used = next > used ? next : used;
     if (!first) {
-      bool same = true, all_new = true;  // every point the same; every point changed, inside the box
+      // Every point the same: the bits of all the slots' differences at once (the common case,
+      // sorted particles several to a cell), tested before anything else is computed.
+      unsigned differ = 0;
 #pragma unroll
-      for (unsigned s = 0; s < Slots; ++s) {
-        if (s >= next) continue;
-        same = same && now_at[s] == at[s];
-        all_new = all_new && now_at[s] != at[s] && now_at[s] < points;
-      }
-      if (same) {
+      for (unsigned s = 0; s < Slots; ++s)
+        if (s < next) differ |= now_at[s] ^ at[s];
+      if (differ == 0) {
 #pragma unroll
         for (unsigned s = 0; s < Slots; ++s)
           if (s < next) join(s);
         return;
       }
+      bool all_new = true;  // every point changed, inside the box
+#pragma unroll
+      for (unsigned s = 0; s < Slots; ++s)
+        if (s < next) all_new = all_new && now_at[s] != at[s] && now_at[s] < points;
       if (all_new) {  // a particle in the next cell: one branch for all its runs
 #pragma unroll
         for (unsigned s = 0; s < Slots; ++s)
@@ -294,13 +298,13 @@ __global__ void __launch_bounds__(deposit_threads, run_deposit_blocks_per_sm)
   bool staged = true;  // the same in every thread of the block: decided from shared memory
   for (unsigned turn = 0; start < particles.size(); start += stride, turn ^= 1u) {
     if (!staged) {
-      deposit_chunk_with<Chunk>(particles, start, global, f);
+      deposit_chunk_paired<Chunk, deposit_threads>(particles, start, grid, global, f);
       continue;
     }
     const linear_box where = boxes[turn];
     if (threadIdx.x < 32) guess_linear_box<Chunk>(particles, start + stride, f, pitch, capacity, &boxes[turn ^ 1u]);
     if (where.count == 0) {
-      deposit_chunk_with<Chunk>(particles, start, global, f);
+      deposit_chunk_paired<Chunk, deposit_threads>(particles, start, grid, global, f);
       staged = !where.unordered;
       if (staged) __syncthreads();  // the next chunk's box is known
       continue;
