@@ -83,6 +83,14 @@
 #  define COALESCE_DETAIL_EXEC_CHECK_DISABLE
 #endif
 
+// `#pragma unroll` in nvcc's device pass, nothing elsewhere: a host compiler (nvcc's host pass
+// included) warns of an unknown pragma, and host-capable headers compile under -Wall -Werror.
+#if defined(__CUDA_ARCH__)
+#  define COALESCE_DETAIL_UNROLL _Pragma("unroll")
+#else
+#  define COALESCE_DETAIL_UNROLL
+#endif
+
 // Around code that only probes a type at compile time (detail/fields.hpp): clang (14 at least)
 // warns there that T{{}} leaves fields without initializers (-Wmissing-field-initializers: the
 // probe's point) and that detail::probe_object, declared and never defined, has no definition

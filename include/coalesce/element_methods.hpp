@@ -22,34 +22,20 @@
 #include <coalesce/detail/fields.hpp>
 #include <coalesce/detail/leaves.hpp>
 #include <coalesce/detail/proxy_base.hpp>
+#include <coalesce/detail/same_bits.hpp>
 
 #include <cstddef>
-#include <cstring>
 #include <type_traits>
 #include <utility>
 
 namespace coalesce::detail {
-
-// Whether two leaves hold the same bits (host and device; a word at a time where they are words).
-template <class F>
-COALESCE_HOST_DEVICE COALESCE_FORCEINLINE bool same_leaf_bits(const F& a, const F& b) {
-  using word = std::conditional_t<sizeof(F) % 4 == 0, unsigned,
-                                  std::conditional_t<sizeof(F) % 2 == 0, unsigned short, unsigned char>>;
-  constexpr std::size_t words = sizeof(F) / sizeof(word);
-  word x[words], y[words];
-  std::memcpy(x, &a, sizeof(F));
-  std::memcpy(y, &b, sizeof(F));
-  unsigned difference = 0;
-  for (std::size_t i = 0; i < words; ++i) difference |= unsigned(x[i] ^ y[i]);
-  return difference == 0;
-}
 
 // Each leaf of `after` whose bits differ from `before`'s into the element `p` refers to: a leaf
 // the call left alone compares equal to itself, which the compiler sees, and is never written.
 template <class P, class T, std::size_t... L>
 COALESCE_HOST_DEVICE COALESCE_FORCEINLINE void write_changed_leaves(const P& p, const T& before, const T& after,
                                                                     std::index_sequence<L...>) {
-  ((same_leaf_bits(struct_leaf<L>(before), struct_leaf<L>(after)) ? void()
+  ((same_bits(struct_leaf<L>(before), struct_leaf<L>(after)) ? void()
                                                                   : void(reference_leaf<L>(p) = struct_leaf<L>(after))),
    ...);
 }

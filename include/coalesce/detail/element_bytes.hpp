@@ -1,11 +1,12 @@
 // coalesce::detail: elements as bytes, for the walks - whether two values hold the same bits
-// (a word at a time), keeping a load alive, and updating a padded struct on its loaded bytes so
+// (detail/same_bits.hpp), keeping a load alive, and updating a padded struct on its loaded bytes so
 // that its padding is neither compared nor changed. Users never include this header;
 // detail/chunk_walk.hpp does. Needs a CUDA compiler (device code).
 #pragma once
 
 #include <coalesce/config.hpp>
 #include <coalesce/detail/leaves.hpp>
+#include <coalesce/detail/same_bits.hpp>
 
 #include <cstddef>
 #include <cstring>
@@ -31,23 +32,6 @@ COALESCE_DEVICE COALESCE_FORCEINLINE void keep_loaded(const V& v) {
       asm volatile("" : : "h"(static_cast<unsigned short>(w[k])));
     }
   }
-}
-
-// Whether two objects hold the same bytes, compared a word at a time (a byte-wise loop costs
-// about 4x the instructions, and an in-place update of one float column is instruction-bound
-// enough to lose 20% to it on an H200).
-template <class F>
-COALESCE_DEVICE COALESCE_FORCEINLINE bool same_bits(const F& a, const F& b) {
-  using word = std::conditional_t<sizeof(F) % 4 == 0, unsigned,
-                                  std::conditional_t<sizeof(F) % 2 == 0, unsigned short, unsigned char>>;
-  constexpr std::size_t words = sizeof(F) / sizeof(word);
-  word x[words], y[words];
-  std::memcpy(x, &a, sizeof(F));
-  std::memcpy(y, &b, sizeof(F));
-  unsigned difference = 0;
-#pragma unroll
-  for (std::size_t i = 0; i < words; ++i) difference |= unsigned(x[i] ^ y[i]);
-  return difference == 0;
 }
 
 // --- padding ------------------------------------------------------------------------------------
