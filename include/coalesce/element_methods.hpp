@@ -36,7 +36,7 @@ template <class P, class T, std::size_t... L>
 COALESCE_HOST_DEVICE COALESCE_FORCEINLINE void write_changed_leaves(const P& p, const T& before, const T& after,
                                                                     std::index_sequence<L...>) {
   ((same_bits(struct_leaf<L>(before), struct_leaf<L>(after)) ? void()
-                                                                  : void(reference_leaf<L>(p) = struct_leaf<L>(after))),
+                                                             : void(reference_leaf<L>(p) = struct_leaf<L>(after))),
    ...);
 }
 
