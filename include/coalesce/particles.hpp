@@ -137,7 +137,7 @@ void bin_view(const soa_view<const T>& view, const Key& key, std::size_t bins, O
 /// scan. A second kernel, launched cooperatively after it, returns at once unless the first found
 /// keys out of order; then it zeroes the offsets, counts the keys into them (one atomicAdd per run
 /// of equal keys in a warp) and scans them in place. It touches nothing but the offsets and a few
-/// KiB of scratch from coalesce's pool. Measured on an NVIDIA H200, CUDA 13.0: see docs/particles.md.
+/// KiB of scratch from coalesce's pool. Its speed against a cudaMemcpy of the keys: docs/particles.md.
 /// Asynchronous on `stream`: nothing waits, and a CUDA graph capture records it. Throws
 /// std::invalid_argument if offsets.size() != bins + 1 or bins > 2^31 - 2, std::length_error if
 /// the elements' count does not fit the offset type, coalesce::cuda_error if a launch fails.

@@ -12,10 +12,10 @@
 //
 // The same pass checks the order. A tile with two keys out of order writes nothing and raises its
 // block's flag; unsorted_bins_kernel, launched next, reads the flags and returns at once where
-// none is raised (a few microseconds), and otherwise computes what bin promises for unsorted
-// elements, the exclusive sum of the bins' counts: the offsets zeroed, a histogram into them (one
-// atomic per run of equal keys in a warp), their exclusive sum in place, in one cooperative launch
-// with a grid barrier between the steps, so that nothing has to wait on the host.
+// none is raised, and otherwise computes what bin promises for unsorted elements, the exclusive
+// sum of the bins' counts: the offsets zeroed, a histogram into them (one atomic per run of equal
+// keys in a warp), their exclusive sum in place, in one cooperative launch with a grid barrier
+// between the steps, so that nothing has to wait on the host.
 #pragma once
 
 #include <coalesce/config.hpp>
