@@ -2,7 +2,8 @@
 // exact (integers; dyadic weights in float), into a matrix, a volume and a span, for particles in
 // cell order and shuffled, with lanes that add different numbers of times; and, measured at full
 // size, a cloud-in-cell deposit against the plain kernel a user writes (one atomicAdd per
-// contribution): faster on particles sorted by cell, level on shuffled ones.
+// contribution): faster on particles sorted by cell, and on shuffled ones, whose neighbouring
+// adds go out as float2 atomics.
 #include <coalesce/deposit.hpp>
 #include <coalesce/pitched_matrix.hpp>
 #include <coalesce/pitched_volume.hpp>
