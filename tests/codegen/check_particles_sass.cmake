@@ -18,15 +18,11 @@ foreach(var NVCC CUOBJDUMP NVDISASM INCLUDE_DIRS SOURCE_DIR WORK_DIR SKIP_FILE)
   endif()
 endforeach()
 file(MAKE_DIRECTORY ${WORK_DIR})
-include(${CMAKE_CURRENT_LIST_DIR}/sass_tools.cmake)  # skip(), includes
+include(${CMAKE_CURRENT_LIST_DIR}/sass_tools.cmake)  # skip(), includes, memory_opcodes
 if(NOT sass_tools_found)
   return()
 endif()
 
-# Opcodes (the part before the first dot) that read or write global, local or shared memory.
-# LDC and ULDC are left out: they read the constant bank, where every kernel's parameters live.
-set(memory_opcodes LD ST LDG STG LDL STL LDS STS LDSM STSM LDGSTS ATOM ATOMG ATOMS RED REDG
-                   UBLKCP UBLKRED UTMALDG UTMASTG UTMAREDG)
 set(no_frame "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads")
 
 foreach(unit soa plain restrict)

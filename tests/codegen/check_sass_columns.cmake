@@ -13,27 +13,14 @@ foreach(var NVCC CUOBJDUMP NVDISASM INCLUDE_DIRS SOURCE WORK_DIR SKIP_FILE CHECK
   endif()
 endforeach()
 file(MAKE_DIRECTORY ${WORK_DIR})
-include(${CMAKE_CURRENT_LIST_DIR}/sass_tools.cmake)  # skip(), includes
+include(${CMAKE_CURRENT_LIST_DIR}/sass_tools.cmake)  # skip(), includes, kernels_of()
 if(NOT sass_tools_found)
   return()
 endif()
-get_filename_component(stem ${SOURCE} NAME_WE)
-set(cubin ${WORK_DIR}/${stem}.cubin)
-execute_process(COMMAND ${NVCC} -std=c++17 -O3 -arch=sm_90 --extended-lambda ${includes} -cubin ${SOURCE} -o ${cubin}
-                RESULT_VARIABLE rc ERROR_VARIABLE err)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "nvcc -cubin ${SOURCE} failed:\n${err}")
-endif()
-execute_process(COMMAND ${CUOBJDUMP} -sass ${cubin} RESULT_VARIABLE rc OUTPUT_VARIABLE sass ERROR_VARIABLE err)
-if(NOT rc EQUAL 0)
-  string(STRIP "${err}" err)
-  skip("${CUOBJDUMP} -sass does not run (${rc}) ${err}")
+kernels_of(${SOURCE} kernels)  # one entry per kernel: its name, then its instructions
+if(NOT sass_tools_found)
   return()
 endif()
-string(REPLACE ";" "" sass "${sass}")  # every instruction ends with ';', CMake's list separator
-# One entry per kernel: its name, then its instructions.
-string(REPLACE "Function : " ";" kernels "${sass}")
-list(REMOVE_AT kernels 0)
 string(REPLACE "|" ";" checks "${CHECKS}")
 set(failed "")
 foreach(check IN LISTS checks)

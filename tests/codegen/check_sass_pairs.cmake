@@ -15,31 +15,14 @@ foreach(var NVCC CUOBJDUMP NVDISASM INCLUDE_DIRS SOURCE WORK_DIR SKIP_FILE PAIRS
   endif()
 endforeach()
 file(MAKE_DIRECTORY ${WORK_DIR})
-include(${CMAKE_CURRENT_LIST_DIR}/sass_tools.cmake)  # skip(), includes
+include(${CMAKE_CURRENT_LIST_DIR}/sass_tools.cmake)  # skip(), includes, kernels_of(), memory_opcodes
 if(NOT sass_tools_found)
   return()
 endif()
-get_filename_component(stem ${SOURCE} NAME_WE)
-set(cubin ${WORK_DIR}/${stem}.cubin)
-execute_process(COMMAND ${NVCC} -std=c++17 -O3 -arch=sm_90 --extended-lambda ${includes} -cubin ${SOURCE} -o ${cubin}
-                RESULT_VARIABLE rc ERROR_VARIABLE err)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "nvcc -cubin ${SOURCE} failed:\n${err}")
-endif()
-execute_process(COMMAND ${CUOBJDUMP} -sass ${cubin} RESULT_VARIABLE rc OUTPUT_VARIABLE sass ERROR_VARIABLE err)
-if(NOT rc EQUAL 0)
-  string(STRIP "${err}" err)
-  skip("${CUOBJDUMP} -sass does not run (${rc}) ${err}")
+kernels_of(${SOURCE} kernels)  # one entry per kernel: its name, then its instructions
+if(NOT sass_tools_found)
   return()
 endif()
-
-# Opcodes (the part before the first dot) that read or write global, local or shared memory; LDC
-# and ULDC read the constant bank, where every kernel's parameters live, and are left out.
-set(memory_opcodes LD ST LDG STG LDL STL LDS STS LDSM STSM LDGSTS ATOM ATOMG ATOMS RED REDG
-                   UBLKCP UBLKRED UTMALDG UTMASTG UTMAREDG)
-string(REPLACE ";" "" sass "${sass}")  # every instruction ends with ';', CMake's list separator
-string(REPLACE "Function : " ";" kernels "${sass}")
-list(REMOVE_AT kernels 0)
 set(names "")
 foreach(kernel IN LISTS kernels)
   string(REGEX MATCH "^[^\n ]+" name "${kernel}")
