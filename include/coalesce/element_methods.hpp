@@ -93,7 +93,8 @@ COALESCE_HOST_DEVICE COALESCE_FORCEINLINE decltype(auto) call_on_element(const P
 /// Write it after COALESCE_FIELDS(Type, ...) (or without it, for the positional proxy), in Type's
 /// namespace or at global scope, before the first use of an element; the member functions the
 /// elements call on the device must be __host__ __device__ (COALESCE_HOST_DEVICE). Overloads and
-/// member function templates are called as on a T.
+/// member function templates whose arguments are deduced are called as on a T; explicit template
+/// arguments (p.f<int>()) are not forwarded: call coalesce::value(p).f<int>().
 ///
 /// A call copies the element into a T in registers and runs the member function there. A const
 /// one changes nothing; after another, each leaf whose bits changed is written back into its
