@@ -172,9 +172,7 @@ __global__ void __launch_bounds__(bin_threads)
   }
 }
 
-// The blocks of each kernel, the scratch between them, and the two launches, on `stream`; n > 0
-// elements and bins > 0. `flags` and `partials` point to scratch of flag_count and
-// partial_count elements (the two grids, from bin_grids).
+// The blocks of each kernel: one wave of each (the second must be one, to be cooperative).
 struct bin_grids {
   unsigned sorted, unsorted;
 };
@@ -191,6 +189,8 @@ bin_grids bin_grids_for(std::size_t n) {
   return {one_wave_grid<sorted>(bin_threads, tiles), wave};
 }
 
+// The two launches on `stream`, n > 0 elements and bins > 0: `flags` and `partials` are scratch of
+// grids.sorted and grids.unsorted elements.
 template <class K, class T, class Key, class Offset>
 void launch_bins(const soa_view<const T>& view, const Key& key, std::size_t bins, Offset* offsets, bin_grids grids,
                  std::uint32_t* flags, Offset* partials, cudaStream_t stream) {

@@ -298,13 +298,13 @@ __global__ void __launch_bounds__(deposit_threads, run_deposit_blocks_per_sm)
   bool staged = true;  // the same in every thread of the block: decided from shared memory
   for (unsigned turn = 0; start < particles.size(); start += stride, turn ^= 1u) {
     if (!staged) {
-      deposit_chunk_paired<Chunk, deposit_threads>(particles, start, grid, global, f);
+      deposit_chunk_paired<Chunk>(particles, start, grid, global, f);
       continue;
     }
     const linear_box where = boxes[turn];
     if (threadIdx.x < 32) guess_linear_box<Chunk>(particles, start + stride, f, pitch, capacity, &boxes[turn ^ 1u]);
     if (where.count == 0) {
-      deposit_chunk_paired<Chunk, deposit_threads>(particles, start, grid, global, f);
+      deposit_chunk_paired<Chunk>(particles, start, grid, global, f);
       staged = !where.unordered;
       if (staged) __syncthreads();  // the next chunk's box is known
       continue;

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <coalesce/config.hpp>
+#include <coalesce/detail/deposit_stage.hpp>
 #include <coalesce/detail/grid_atomics.hpp>
 #include <coalesce/detail/pitched_view.hpp>
 #include <coalesce/soa_view.hpp>
@@ -72,15 +73,15 @@ struct pairing_accumulator {
   }
 };
 
-// f(particles[i], acc) for the particles [start, start + Chunk), a thread's Threads apart, their
-// adds into `grid` paired where they can be (else through `global`, the grid's accumulator).
-template <unsigned Chunk, unsigned Threads, class T, class G, class Global, class F>
+// deposit_chunk_with (detail/deposit_stage.hpp) for the grid's accumulator `global`, but with the
+// adds of each particle into `grid` paired where they can be.
+template <unsigned Chunk, class T, class G, class Global, class F>
 __device__ void deposit_chunk_paired(soa_view<const T, device_space> particles, std::size_t start,
                                      pitched_view<G, device_space> grid, const Global& global, const F& f) {
   if constexpr (pairs_adds<G>()) {
     held_add<G> hold{nullptr, G{}, false};
     const pairing_accumulator<G> acc{grid, &hold};
-    for (unsigned k = 0; k < Chunk; k += Threads) {
+    for (unsigned k = 0; k < Chunk; k += deposit_threads) {
       const std::size_t i = start + k + threadIdx.x;
       if (i < particles.size()) {
         f(particles[i], acc);
@@ -88,10 +89,7 @@ __device__ void deposit_chunk_paired(soa_view<const T, device_space> particles, 
       }
     }
   } else {
-    for (unsigned k = 0; k < Chunk; k += Threads) {
-      const std::size_t i = start + k + threadIdx.x;
-      if (i < particles.size()) f(particles[i], global);
-    }
+    deposit_chunk_with<Chunk>(particles, start, global, f);
   }
 }
 
