@@ -12,7 +12,8 @@
 //     acc.add(r + 1, c + 1, q * wx * wy);
 //   });
 //
-// Into a matrix, a block takes chunks of 4096 consecutive particles and sums each chunk's adds in
+// Into a matrix, a block takes chunks of 4096 or 8192 consecutive particles (8192 where the
+// grid's mean density lets a chunk's box fit in the stage) and sums each chunk's adds in
 // a box of the grid in shared memory first, guessed from the points the chunk's first and last
 // particle add to (f is called once more for those two). Where the grid's rows are narrow enough
 // for a chunk of sorted particles to span a few of them (rows of at most 4096 floats, 2048
@@ -26,12 +27,12 @@
 // in no useful order adds straight into the grid from then on, one particle per lane. Into a
 // volume or a span, each add is one atomicAdd.
 //
-// Measured on an NVIDIA H200, CUDA 13.0 (tests/device/deposit.cu, full scope): a cloud-in-cell
-// deposit of 16 M particles into 2048 x 2048 floats, sorted by cell, takes 0.10 ms against 0.33
-// ms for a hand-written kernel of one atomicAdd per contribution (3.2x), and 0.95x the speed of
+// Measured on an NVIDIA H100, CUDA 13.0 (tests/device/deposit.cu, full scope): a cloud-in-cell
+// deposit of 16 M particles into 2048 x 2048 floats, sorted by cell, takes 0.108 ms against 0.398
+// ms for a hand-written kernel of one atomicAdd per contribution (3.67x), and 0.97x the speed of
 // the best hand-written kernel (the same scheme, knowing the stencil: one compare a particle);
-// the global atomics fall from 1.49 L2 requests a particle to 0.047. Shuffled, level with the
-// plain kernel (0.67 ms).
+// the global atomics fall from 1.49 L2 requests a particle to 0.046. Shuffled, 1.29x the plain
+// kernel (0.604 ms against 0.777 ms). On an H200, before the chunks of 8192: 3.2x and 0.95x.
 //
 // The sums are those of every contribution, added in an order that changes from run to run:
 // floating-point sums may differ in their last bits between runs (integer sums do not).
@@ -225,11 +226,11 @@ void launch_deposit(soa_view<T, device_space> particles, const Acc& acc, const v
   throw_if_launch_failed("coalesce::deposit kernel launch");
 }
 
-// Launches Kernel over chunks of Chunk particles: as many blocks as there are chunks, at most
+// Launches Kernel over chunks of `chunk` particles: as many blocks as there are chunks, at most
 // deposit_waves waves of them.
-template <auto Kernel, unsigned Chunk, class... Args>
-void launch_chunked_deposit(std::size_t particles, cudaStream_t stream, Args... args) {
-  const std::size_t chunks = (particles + Chunk - 1) / Chunk;
+template <auto Kernel, class... Args>
+void launch_chunked_deposit(std::size_t particles, unsigned chunk, cudaStream_t stream, Args... args) {
+  const std::size_t chunks = (particles + chunk - 1) / chunk;
   const unsigned wave = one_wave_grid<Kernel>(deposit_threads, chunks);
   const unsigned blocks =
       unsigned(chunks < std::size_t(wave) * deposit_waves ? chunks : std::size_t(wave) * deposit_waves);
@@ -258,14 +259,20 @@ void launch_staged_deposit(soa_view<T, device_space> particles, pitched_view<G, 
   using U = std::remove_const_t<T>;
   const read_only_particles<T> from(particles);
   if (!deposit_runs_fit(grid)) {
-    launch_chunked_deposit<staged_deposit_kernel<deposit_chunk, U, G, Acc, F>, deposit_chunk>(particles.size(), stream,
-                                                                                              from, grid, acc, f);
-  } else if (columns_load_together(from)) {
-    launch_chunked_deposit<run_deposit_kernel<deposit_chunk, true, U, G, Acc, F>, deposit_chunk>(
-        particles.size(), stream, from, grid, acc, f);
+    launch_chunked_deposit<staged_deposit_kernel<deposit_chunk, U, G, Acc, F>>(particles.size(), deposit_chunk, stream,
+                                                                               from, grid, acc, f);
+    return;
+  }
+  constexpr unsigned large = run_deposit_chunk, small = run_deposit_small_chunk;
+  const std::size_t n = particles.size();
+  const std::size_t pitch = grid.pitch_bytes() / sizeof(G), capacity = deposit_stage_bytes / sizeof(G);
+  const bool large_chunks = choose_run_deposit_chunk(n, grid.rows(), pitch, capacity) == large;
+  if (!columns_load_together(from)) {  // one particle at a time: a rare case, in one size of chunk
+    launch_chunked_deposit<run_deposit_kernel<small, false, U, G, Acc, F>>(n, small, stream, from, grid, acc, f);
+  } else if (large_chunks) {
+    launch_chunked_deposit<run_deposit_kernel<large, true, U, G, Acc, F>>(n, large, stream, from, grid, acc, f);
   } else {
-    launch_chunked_deposit<run_deposit_kernel<deposit_chunk, false, U, G, Acc, F>, deposit_chunk>(
-        particles.size(), stream, from, grid, acc, f);
+    launch_chunked_deposit<run_deposit_kernel<small, true, U, G, Acc, F>>(n, small, stream, from, grid, acc, f);
   }
 }
 
@@ -274,7 +281,7 @@ void launch_staged_deposit(soa_view<T, device_space> particles, pitched_view<G, 
 /// Calls f(p, acc) for every particle p of `particles` (a read-only element proxy), on `stream`;
 /// `f` adds its contributions through acc.add(r, c, value) into `grid`, any number per particle.
 /// Take `acc` as `auto`: its type depends on the stage it runs in. `f` is called once more for a
-/// few particles (two a chunk of 4096), with an accumulator that only notes where they add, so it
+/// few particles (two a chunk), with an accumulator that only notes where they add, so it
 /// must have no effect other than its adds. Particles sorted by cell (row-major, as
 /// sort_by_key(particles, cell_key) leaves them) are summed in registers and shared memory first;
 /// particles in no useful order add straight into the grid, a particle's adds into (r, c) and

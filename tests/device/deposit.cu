@@ -183,7 +183,7 @@ TEST_CASE("deposit: every path of the matrix stage sums exactly what the host do
   }
   SECTION("particles that add nothing, and a chunk whose first and last particle add nothing") {
     auto odd = host;
-    for (std::size_t i = 0; i < 8192 && i < odd.size(); ++i) odd[i].q = 2.0f;  // the first chunks add nothing
+    for (std::size_t i = 0; i < 8192 && i < odd.size(); ++i) odd[i].q = 2.0f;  // the first chunk(s) add nothing
     const coalesce::soa_vector<Charge> some(odd);
     coalesce::pitched_matrix<float> rho(rows, cols, 0.0f);
     coalesce::deposit(some, rho, odd_charges_only{});
@@ -449,9 +449,10 @@ TEST_CASE("deposit: a cloud-in-cell deposit against one atomicAdd per contributi
                 deterministic_ms / plain_ms);
     CHECK(deterministic_ms <= 16.0 * plain_ms);  // the docs: 12x sorted, 6x shuffled (H200)
     if (sorted) {
-      // Measured on an H200: 3.2x the plain kernel, 0.92-0.94x the hand-written one.
+      // Measured on an H100 (chunks of 8192): 3.67x the plain kernel, 0.97x the hand-written one;
+      // on an H200 with chunks of 4096, 3.2x and 0.92-0.94x.
       CHECK(coalesce_ms * 2.8 <= plain_ms);
-      CHECK(coalesce_ms * 0.88 <= privatized_ms);
+      CHECK(coalesce_ms * 0.93 <= privatized_ms);
     } else {
       // Each particle's two pairs of neighbouring adds go out as float2 atomics where their column
       // is even: measured 1.30x the plain kernel on an H100, with half its L2 atomic requests.

@@ -112,15 +112,15 @@ __device__ inline chunk_box guess_chunk_box(unsigned r0, unsigned r1, unsigned c
 }
 
 // The extent of the points the first (lane 0) and the last (lane 1) particle of the chunk
-// [start, start + Chunk) add to; other lanes, and a particle that adds nothing, get the empty
+// [start, start + chunk) add to; other lanes, and a particle that adds nothing, get the empty
 // extent (r0 > r1).
-template <unsigned Chunk, class T, class F>
-__device__ void sample_chunk_ends(soa_view<const T, device_space> particles, std::size_t start, const F& f,
-                                  unsigned& r0, unsigned& r1, unsigned& c0, unsigned& c1) {
+template <class T, class F>
+__device__ void sample_chunk_ends(soa_view<const T, device_space> particles, std::size_t start, unsigned chunk,
+                                  const F& f, unsigned& r0, unsigned& r1, unsigned& c0, unsigned& c1) {
   const unsigned lane = threadIdx.x % 32;
   r0 = ~0u, r1 = 0, c0 = ~0u, c1 = 0;
   if (lane < 2 && start < particles.size()) {
-    const std::size_t end = start + Chunk < particles.size() ? start + Chunk : particles.size();
+    const std::size_t end = start + chunk < particles.size() ? start + chunk : particles.size();
     f(particles[lane == 0 ? start : end - 1], box_bounds{&r0, &r1, &c0, &c1});
   }
 }
@@ -132,7 +132,7 @@ __device__ void guess_box_of_chunk(soa_view<const T, device_space> particles, st
                                    unsigned grid_cols, unsigned capacity, chunk_box* out) {
   const unsigned lane = threadIdx.x % 32;
   unsigned r0, r1, c0, c1;
-  sample_chunk_ends<Chunk>(particles, start, f, r0, r1, c0, c1);
+  sample_chunk_ends(particles, start, Chunk, f, r0, r1, c0, c1);
   const unsigned last_r0 = __shfl_sync(full_warp, r0, 1), last_r1 = __shfl_sync(full_warp, r1, 1);
   const bool first_adds = r0 <= r1, last_adds = last_r0 <= last_r1;
   const bool same_rows = !first_adds || !last_adds || (r0 == last_r0 && r1 == last_r1);
@@ -166,12 +166,12 @@ struct staged_accumulator {
   }
 };
 
-// f(particles[i], acc) for the chunk's particles [start, start + Chunk), a thread's particles
+// f(particles[i], acc) for the chunk's particles [start, start + chunk), a thread's particles
 // deposit_threads apart so that a warp reads consecutive ones.
-template <unsigned Chunk, class T, class Acc, class F>
-__device__ void deposit_chunk_with(soa_view<const T, device_space> particles, std::size_t start, const Acc& acc,
-                                   const F& f) {
-  for (unsigned k = 0; k < Chunk; k += deposit_threads) {
+template <class T, class Acc, class F>
+__device__ void deposit_chunk_with(soa_view<const T, device_space> particles, std::size_t start, unsigned chunk,
+                                   const Acc& acc, const F& f) {
+  for (unsigned k = 0; k < chunk; k += deposit_threads) {
     const std::size_t i = start + k + threadIdx.x;
     if (i < particles.size()) f(particles[i], acc);
   }
@@ -203,7 +203,7 @@ __global__ void __launch_bounds__(deposit_threads)
   bool staged = true;  // the same in every thread of the block: decided from a barrier's count
   for (unsigned turn = 0; start < particles.size(); start += stride, turn ^= 1u) {
     if (!staged) {
-      deposit_chunk_with<Chunk>(particles, start, global, f);
+      deposit_chunk_with(particles, start, Chunk, global, f);
       continue;
     }
     const chunk_box where = boxes[turn];
@@ -211,11 +211,11 @@ __global__ void __launch_bounds__(deposit_threads)
       guess_box_of_chunk<Chunk>(particles, start + stride, f, grid_cols, capacity, &boxes[turn ^ 1u]);
     if (where.points() == 0) {  // no box: particles in no useful order, straight into the grid from now on
       staged = false;
-      deposit_chunk_with<Chunk>(particles, start, global, f);
+      deposit_chunk_with(particles, start, Chunk, global, f);
       continue;
     }
     bool missed = false;
-    deposit_chunk_with<Chunk>(particles, start, staged_accumulator<G, Global>{box, where, global, &missed}, f);
+    deposit_chunk_with(particles, start, Chunk, staged_accumulator<G, Global>{box, where, global, &missed}, f);
     const int missing = __syncthreads_count(missed);
     // e / width by a multiply: exact for e and width below 2^13 (the capacity).
     const unsigned inverse_width = where.width > 1 ? 0xffffffffu / where.width + 1 : 0;

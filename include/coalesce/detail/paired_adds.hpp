@@ -75,13 +75,13 @@ struct pairing_accumulator {
 
 // deposit_chunk_with (detail/deposit_stage.hpp) for the grid's accumulator `global`, but with the
 // adds of each particle into `grid` paired where they can be.
-template <unsigned Chunk, class T, class G, class Global, class F>
-__device__ void deposit_chunk_paired(soa_view<const T, device_space> particles, std::size_t start,
+template <class T, class G, class Global, class F>
+__device__ void deposit_chunk_paired(soa_view<const T, device_space> particles, std::size_t start, unsigned chunk,
                                      pitched_view<G, device_space> grid, const Global& global, const F& f) {
   if constexpr (pairs_adds<G>()) {
     held_add<G> hold{nullptr, G{}, false};
     const pairing_accumulator<G> acc{grid, &hold};
-    for (unsigned k = 0; k < Chunk; k += deposit_threads) {
+    for (unsigned k = 0; k < chunk; k += deposit_threads) {
       const std::size_t i = start + k + threadIdx.x;
       if (i < particles.size()) {
         f(particles[i], acc);
@@ -89,7 +89,7 @@ __device__ void deposit_chunk_paired(soa_view<const T, device_space> particles, 
       }
     }
   } else {
-    deposit_chunk_with<Chunk>(particles, start, global, f);
+    deposit_chunk_with(particles, start, chunk, global, f);
   }
 }
 
