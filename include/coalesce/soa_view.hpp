@@ -211,6 +211,14 @@ class soa_view {
     return static_cast<leaf_type<L>*>(columns_[L]);
   }
 
+  /// Leaf L of element i, as a raw pointer: leaf_column<L>() + i. Every view of a layout has it
+  /// (layout_view's computes the address in its tile or record), so code that walks leaves takes
+  /// any of them.
+  template <std::size_t L>
+  COALESCE_HOST_DEVICE leaf_type<L>* leaf_pointer(std::size_t i) const noexcept {
+    return leaf_column<L>() + i;
+  }
+
   /// Element i: references into every column. Precondition: i < size() (checked under
   /// COALESCE_DEBUG). Host and device code for a view of device memory; host code only for a view
   /// of host memory (device code that indexes one does not compile).
