@@ -112,5 +112,6 @@ void stencils(runner& r);     // stencils.cu
 void compaction_and_reordering(runner& r);  // reorder.cu
 void babelstream(runner& r);  // babelstream.cu
 void particles_and_grids(runner& r);  // particles_grids.cu
+void layouts(runner& r);  // layouts.cu
 
 }  // namespace bench

@@ -45,6 +45,7 @@ const group groups[] = {
     {"reorder", bench::compaction_and_reordering},
     {"babelstream", bench::babelstream},
     {"particles-grids", bench::particles_and_grids},
+    {"layouts", bench::layouts},
 };
 
 int usage(const char* program) {

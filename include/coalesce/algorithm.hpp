@@ -123,6 +123,18 @@ void for_each_run(T* data, std::size_t size, const F& f, cudaStream_t stream) {
   update_columns(run, 1, size, f, stream);
 }
 
+// for_each over a layout_view of records: for_each_run's walk, f handed the proxy of each.
+template <class T, class F>
+void for_each_records(T* data, std::size_t size, const F& f, cudaStream_t stream) {
+  if constexpr (!is_access_width(sizeof(T))) {
+    require_device_memory(data, "coalesce::for_each");
+    if (launch_staged_for_each(data, size, call_with_proxy<T, F>{f}, stream)) return;
+  }
+  const record_columns<T> run{{data, 0}};
+  require_device_columns(run, 1, size, "coalesce::for_each");
+  update_columns(run, 1, size, f, stream);
+}
+
 // transform's walk once the views are columns: both sides may run into their owned padding
 // (walk_cols past cols) only if they agree on how far.
 template <class In, class Out, class F>
@@ -207,6 +219,8 @@ void for_each(View view, F f, cudaStream_t stream = 0) {
     if (walk::rows(view) == 0 || walk::cols(view) == 0) return;
     if constexpr (walk::is_contiguous_range) {
       detail::for_each_run(view.data(), view.size(), f, stream);
+    } else if constexpr (detail::is_record_view_v<View>) {
+      detail::for_each_records(view.data(), view.size(), f, stream);
     } else if constexpr (detail::is_pitched_view_v<View>) {
       if (view.is_mdspan_compatible()) {
         detail::require_device_columns(walk::columns(view), walk::rows(view), walk::cols(view), "coalesce::for_each");

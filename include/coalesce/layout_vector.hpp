@@ -217,7 +217,8 @@ class layout_vector {
       detail::refuse_capture_of<S, R>(detail::uncapturable::waits, other.stream(), "coalesce::layout_vector::assign",
                                       "assign_async into a pinned (pinned_resource) vector");
     }
-    copy_prefix_from<S>(other.const_view().block(), size_, detail::device_side_stream<Space, S>(stream(), other.stream()));
+    copy_prefix_from<S>(other.const_view().block(), size_,
+                        detail::device_side_stream<Space, S>(stream(), other.stream()));
     if constexpr (!on_device) detail::wait_for<S>(other.stream());
   }
   /// Copies every element of `other` without waiting, ordered on the device side's stream (or on
@@ -365,8 +366,7 @@ struct vector_of_layout<T, layout::soa, Space, Resource> {
 
 /// The container of elements of T in Layout: soa_vector<T, Space, Resource> for layout::soa (the
 /// default), layout_vector<T, Layout, Space, Resource> for layout::aos and layout::aosoa<Lanes>.
-template <class T, class Layout = layout::soa, class Space = device_space,
-          class Resource = default_resource_t<Space>>
+template <class T, class Layout = layout::soa, class Space = device_space, class Resource = default_resource_t<Space>>
 using vector = typename detail::vector_of_layout<T, Layout, Space, Resource>::type;
 
 }  // namespace coalesce

@@ -41,8 +41,9 @@ class layout_view {
                 "view of layout::soa is coalesce::soa_view<T>)");
   // Completes Layout, so that layout::aosoa<Lanes> checks its Lanes (is_empty_v holds for every layout).
   static_assert(std::is_empty_v<Layout> || !std::is_empty_v<Layout>);
-  static_assert(is_memory_space_v<Space>,
-                "coalesce::layout_view<T, Layout, Space>: Space must be coalesce::host_space or coalesce::device_space");
+  static_assert(
+      is_memory_space_v<Space>,
+      "coalesce::layout_view<T, Layout, Space>: Space must be coalesce::host_space or coalesce::device_space");
   static_assert(detail::check_soa_element<std::remove_const_t<T>>());
 
   using map = detail::layout_map<std::remove_const_t<T>, Layout>;

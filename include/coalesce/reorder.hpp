@@ -15,10 +15,13 @@
 #  include <coalesce/config.hpp>
 #  include <coalesce/detail/capture.hpp>
 #  include <coalesce/detail/launch.hpp>
+#  include <coalesce/detail/layout_permute.hpp>
 #  include <coalesce/detail/nvtx.hpp>
+#  include <coalesce/detail/permute_checks.hpp>
 #  include <coalesce/detail/permute_walk.hpp>
 #  include <coalesce/detail/reorder_plan.hpp>
 #  include <coalesce/error.hpp>
+#  include <coalesce/layout_vector.hpp>
 #  include <coalesce/memory.hpp>
 #  include <coalesce/soa.hpp>
 
@@ -35,43 +38,6 @@
 
 namespace coalesce {
 namespace detail {
-
-// The views gather and scatter permute: soa_views of device memory, the output writable and of
-// the same element type.
-template <class In, class Out>
-constexpr bool permute_views_ok() {
-  constexpr bool soa = is_soa_view_v<In> && is_soa_view_v<Out>;
-  static_assert(soa, "coalesce::gather / coalesce::scatter: the input and the output must be soa_views (a device "
-                     "soa_vector's view()); permute a single column as a soa_view of a one-field struct");
-  if constexpr (soa) {
-    constexpr bool device = std::is_same_v<typename view_space<In>::type, device_space> &&
-                            std::is_same_v<typename view_space<Out>::type, device_space>;
-    static_assert(device,
-                  "coalesce::gather / coalesce::scatter: a view is of host memory (a host_space soa_vector's); the "
-                  "GPU cannot read it: copy it into a device container and pass that one's view()");
-    constexpr bool writable = !std::is_const_v<typename Out::element_type>;
-    static_assert(!device || writable,
-                  "coalesce::gather / coalesce::scatter: the output view must be writable (soa_view<T>, not "
-                  "soa_view<const T>)");
-    constexpr bool same = std::is_same_v<std::remove_const_t<typename In::element_type>, typename Out::element_type>;
-    static_assert(!device || !writable || same,
-                  "coalesce::gather / coalesce::scatter: the input and the output must have the same element type");
-    return device && writable && same;
-  }
-  return false;
-}
-
-// The index arrays gather and scatter take: unsigned 32- or 64-bit integers.
-template <class Index>
-constexpr bool permute_index_ok() {
-  using index = std::remove_const_t<Index>;
-  constexpr bool ok = std::is_integral_v<index> && std::is_unsigned_v<index> && !std::is_same_v<index, bool> &&
-                      (sizeof(index) == 4 || sizeof(index) == 8);
-  static_assert(ok,
-                "coalesce::gather / coalesce::scatter: the indices must be a cuda::std::span of unsigned 32- or 64-bit "
-                "integers (unsigned, std::uint32_t, std::size_t) in device memory");
-  return ok;
-}
 
 // One launch a column, in order (detail/permute_walk.hpp says why), one block per gather_batch *
 // permute_threads elements.
@@ -131,32 +97,13 @@ void launch_scatter_columns(const soa_view<const T>& in, const Index* indices, c
    ...);
 }
 
-// Under COALESCE_DEBUG: every column and the indices are memory the GPU reads.
-template <class T, class Index>
-void require_device_permutation(const soa_view<const T>& in, const soa_view<T>& out, const Index* indices,
-                                std::size_t count, const char* what) {
-  require_device_columns(walk_of<soa_view<const T>>::columns(in), 1, in.size(), what);
-  require_device_columns(walk_of<soa_view<T>>::columns(out), 1, out.size(), what);
+// Under COALESCE_DEBUG: every column (record, tile) and the indices are memory the GPU reads.
+template <class In, class Out, class Index>
+void require_device_permutation(const In& in, const Out& out, const Index* indices, std::size_t count,
+                                const char* what) {
+  require_device_columns(walk_of<In>::columns(in), 1, in.size(), what);
+  require_device_columns(walk_of<Out>::columns(out), 1, out.size(), what);
   if (count > 0) require_device_memory(indices, what);
-}
-
-// What key(element) returns, seen from the host, and the checks on it.
-template <class T, class Key>
-constexpr bool sort_key_ok() {
-  constexpr bool visible = COALESCE_DETAIL_RESULT_VISIBLE_ON_HOST(Key);
-  static_assert(visible,
-                "coalesce::sort_by_key: the host cannot see what a __device__ lambda returns, and needs the key "
-                "type to size the sort: give the lambda a trailing return type ([] __device__(auto p) -> "
-                "std::uint32_t {...}), make it __host__ __device__, wrap it in cuda::proclaim_return_type<K>, or "
-                "pass a function object");
-  if constexpr (visible) {
-    using key_type = std::decay_t<decltype(std::declval<Key&>()(std::declval<soa_reference_t<const T>>()))>;
-    static_assert(is_sort_key_v<key_type>,
-                  "coalesce::sort_by_key: key(element) must return an unsigned 32- or 64-bit integer (std::uint32_t, "
-                  "std::uint64_t); map a signed or floating-point key to one that orders the same way");
-    return is_sort_key_v<key_type>;
-  }
-  return false;
 }
 
 // v's elements = the elements at indices[0], ..., indices[v.size() - 1] of v, gathered into scratch
@@ -180,8 +127,9 @@ void gather_in_place(const soa_view<T>& v, const Index* indices, cudaStream_t st
 // Sorts the (key, index) pairs of v's elements and gathers every column by the sorted indices into
 // new storage, which then takes the old one's place; while v's stream is being captured, into
 // scratch that is copied back (gather_in_place). Index is wide enough for every element.
-template <class K, class Index, class T, class Resource, class Key>
-void sort_by_key_with(soa_vector<T, device_space, Resource>& v, const Key& key, int end_bit) {
+template <class K, class Index, class Vector, class Key>
+void sort_by_key_with(Vector& v, const Key& key, int end_bit) {
+  using T = typename Vector::value_type;
   constexpr const char* what = "coalesce::sort_by_key";
   const std::size_t n = v.size();
   const cudaStream_t stream = v.stream();
@@ -196,7 +144,8 @@ void sort_by_key_with(soa_vector<T, device_space, Resource>& v, const Key& key, 
   const owned_bytes<pool_resource> indices(pool, 2 * n * sizeof(Index), allocation_alignment);
   K* const key_buffers = static_cast<K*>(keys.get());
   Index* const index_buffers = static_cast<Index*>(indices.get());
-  keys_and_indices_kernel<T, Key, K, Index>
+  using const_view = typename Vector::const_view_type;
+  keys_and_indices_kernel<T, Key, K, Index, const_view>
       <<<blocks, permute_threads, 0, stream>>>(v.const_view(), key, key_buffers, index_buffers);
   throw_if_launch_failed(what);
 
@@ -214,14 +163,34 @@ void sort_by_key_with(soa_vector<T, device_space, Resource>& v, const Key& key, 
   if (capturing) {
     // Twice the gather's bytes (the copy back reads and writes every column once more), where new
     // storage would be memory of the graph's, gone after each replay.
-    gather_in_place(v.view(), static_cast<const Index*>(sorted_indices.Current()), stream, what,
-                    std::make_index_sequence<leaf_count_v<T>>{});
+    const auto* order = static_cast<const Index*>(sorted_indices.Current());
+    if constexpr (is_soa_view_v<const_view>)
+      gather_in_place(v.view(), order, stream, what, std::make_index_sequence<leaf_count_v<T>>{});
+    else gather_in_place(v.view(), order, stream, what);
     return;
   }
-  soa_vector<T, device_space, Resource> sorted(v.resource());
+  Vector sorted(v.resource());
   sorted.resize_for_overwrite(n);
-  launch_gather(v.const_view(), static_cast<const Index*>(sorted_indices.Current()), n, sorted.view(), stream, what);
+  const auto* order = static_cast<const Index*>(sorted_indices.Current());
+  if constexpr (is_soa_view_v<const_view>) launch_gather(v.const_view(), order, n, sorted.view(), stream, what);
+  else launch_gather_elements(v.const_view(), order, n, sorted.view(), stream, what);
   v.swap(sorted);  // the old columns are freed in stream order, after the gather that reads them
+}
+
+// sort_by_key's checks and its choice of index width, for a soa_vector or a layout_vector.
+template <class T, class Space, class Vector, class Key>
+void sort_vector_by_key(Vector& v, const Key& key, int end_bit) {
+  static_assert(std::is_same_v<Space, device_space>,
+                "coalesce::sort_by_key: the vector is in host_space; sort a host vector's elements with std::sort "
+                "or std::stable_sort on its iterators, or copy it into a device vector");
+  if constexpr (std::is_same_v<Space, device_space> && sort_key_ok<T, Key>()) {
+    using key_type = std::decay_t<decltype(std::declval<Key&>()(std::declval<soa_reference_t<const T>>()))>;
+    const int bits = sort_end_bit<key_type>(end_bit, "coalesce::sort_by_key");
+    if (v.size() <= 1) return;
+    if (permutation_fits_32_bits(v.size()))  // 32-bit indices and count: n <= 2^32 - 1
+      sort_by_key_with<key_type, std::uint32_t>(v, key, bits);
+    else sort_by_key_with<key_type, std::uint64_t>(v, key, bits);
+  }
 }
 
 }  // namespace detail
@@ -249,8 +218,10 @@ void gather(View view, cuda::std::span<Index, Extent> indices, OutView out, cuda
                                   " elements and the indices " + std::to_string(indices.size()) + "; they must agree");
     const auto in = detail::as_const_view(in_walked);
     detail::require_device_permutation(in, out_walked, indices.data(), indices.size(), what);
-    detail::launch_gather(in, static_cast<const std::remove_const_t<Index>*>(indices.data()), indices.size(),
-                          out_walked, stream, what);
+    const auto* index = static_cast<const std::remove_const_t<Index>*>(indices.data());
+    if constexpr (detail::is_soa_view_v<in_type> && detail::is_soa_view_v<out_type>)
+      detail::launch_gather(in, index, indices.size(), out_walked, stream, what);
+    else detail::launch_gather_elements(in, index, indices.size(), out_walked, stream, what);
   }
 }
 
@@ -277,9 +248,11 @@ void scatter(View view, cuda::std::span<Index, Extent> indices, OutView out, cud
     detail::require_device_permutation(in, out_walked, indices.data(), indices.size(), what);
     if (in.size() == 0) return;
     using element = typename out_type::element_type;
-    using index = std::remove_const_t<Index>;
-    detail::launch_scatter_columns(in, static_cast<const index*>(indices.data()), out_walked, stream, what,
-                                   std::make_index_sequence<detail::leaf_count_v<element>>{});
+    const auto* index = static_cast<const std::remove_const_t<Index>*>(indices.data());
+    if constexpr (detail::is_soa_view_v<in_type> && detail::is_soa_view_v<out_type>)
+      detail::launch_scatter_columns(in, index, out_walked, stream, what,
+                                     std::make_index_sequence<detail::leaf_count_v<element>>{});
+    else detail::launch_scatter_elements(in, index, out_walked, stream, what);
   }
 }
 
@@ -319,17 +292,49 @@ void scatter(const soa_vector<T, device_space, R1>& v, cuda::std::span<Index, Ex
 template <class T, class Space, class Resource, class Key>
 void sort_by_key(soa_vector<T, Space, Resource>& v, Key key, int end_bit = -1) {
   COALESCE_DETAIL_NVTX_RANGE("coalesce::sort_by_key");
-  static_assert(std::is_same_v<Space, device_space>,
-                "coalesce::sort_by_key: the soa_vector is in host_space; sort a host vector's elements with std::sort "
-                "or std::stable_sort on its iterators, or copy it into a device soa_vector");
-  if constexpr (std::is_same_v<Space, device_space> && detail::sort_key_ok<T, Key>()) {
-    using key_type = std::decay_t<decltype(std::declval<Key&>()(std::declval<soa_reference_t<const T>>()))>;
-    const int bits = detail::sort_end_bit<key_type>(end_bit, "coalesce::sort_by_key");
-    if (v.size() <= 1) return;
-    if (detail::permutation_fits_32_bits(v.size()))  // 32-bit indices and count: n <= 2^32 - 1
-      detail::sort_by_key_with<key_type, std::uint32_t>(v, key, bits);
-    else detail::sort_by_key_with<key_type, std::uint64_t>(v, key, bits);
-  }
+  detail::sort_vector_by_key<T, Space>(v, key, end_bit);
+}
+/// The same on a device layout_vector (records or tiles): the sorted pairs' indices gather every
+/// element into new storage, a record's words or a leaf at a time; under a capture, into scratch
+/// copied back. On records, each element is read once where it lies, as one run of sizeof(T)
+/// bytes, and written once in order.
+template <class T, class Layout, class Space, class Resource, class Key>
+void sort_by_key(layout_vector<T, Layout, Space, Resource>& v, Key key, int end_bit = -1) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::sort_by_key");
+  detail::sort_vector_by_key<T, Space>(v, key, end_bit);
+}
+
+/// gather and scatter between device containers of any layouts (soa_vector, layout_vector), on the
+/// output's stream.
+template <class T, class L1, class R1, class Index, std::size_t Extent, class L2, class R2>
+void gather(const layout_vector<T, L1, device_space, R1>& v, cuda::std::span<Index, Extent> indices,
+            layout_vector<T, L2, device_space, R2>& out) {
+  gather(v.const_view(), indices, out.view(), out.stream());
+}
+template <class T, class R1, class Index, std::size_t Extent, class L2, class R2>
+void gather(const soa_vector<T, device_space, R1>& v, cuda::std::span<Index, Extent> indices,
+            layout_vector<T, L2, device_space, R2>& out) {
+  gather(v.const_view(), indices, out.view(), out.stream());
+}
+template <class T, class L1, class R1, class Index, std::size_t Extent, class R2>
+void gather(const layout_vector<T, L1, device_space, R1>& v, cuda::std::span<Index, Extent> indices,
+            soa_vector<T, device_space, R2>& out) {
+  gather(v.const_view(), indices, out.view(), out.stream());
+}
+template <class T, class L1, class R1, class Index, std::size_t Extent, class L2, class R2>
+void scatter(const layout_vector<T, L1, device_space, R1>& v, cuda::std::span<Index, Extent> indices,
+             layout_vector<T, L2, device_space, R2>& out) {
+  scatter(v.const_view(), indices, out.view(), out.stream());
+}
+template <class T, class R1, class Index, std::size_t Extent, class L2, class R2>
+void scatter(const soa_vector<T, device_space, R1>& v, cuda::std::span<Index, Extent> indices,
+             layout_vector<T, L2, device_space, R2>& out) {
+  scatter(v.const_view(), indices, out.view(), out.stream());
+}
+template <class T, class L1, class R1, class Index, std::size_t Extent, class R2>
+void scatter(const layout_vector<T, L1, device_space, R1>& v, cuda::std::span<Index, Extent> indices,
+             soa_vector<T, device_space, R2>& out) {
+  scatter(v.const_view(), indices, out.view(), out.stream());
 }
 
 }  // namespace coalesce

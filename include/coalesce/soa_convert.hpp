@@ -61,14 +61,15 @@ struct alignas(16) convert_staging {
   unsigned char bytes[chunk_bytes + 15];
 };
 
-// One element's leaves into the columns, and back.
-template <class T, std::size_t... L>
-__device__ void scatter_fields(const T& element, const soa_view<T>& soa, std::size_t index, std::index_sequence<L...>) {
-  ((soa.template leaf_column<L>()[index] = struct_leaf<L>(element)), ...);
+// One element's leaves into the columns, and back. Columns is a soa_view, or a layout_view of
+// tiles (coalesce::convert): any view with leaf_pointer<L>(i).
+template <class T, class Columns, std::size_t... L>
+__device__ void scatter_fields(const T& element, const Columns& soa, std::size_t index, std::index_sequence<L...>) {
+  ((*soa.template leaf_pointer<L>(index) = struct_leaf<L>(element)), ...);
 }
-template <class T, std::size_t... L>
-__device__ void gather_fields(T& element, const soa_view<const T>& soa, std::size_t index, std::index_sequence<L...>) {
-  ((struct_leaf<L>(element) = soa.template leaf_column<L>()[index]), ...);
+template <class T, class Columns, std::size_t... L>
+__device__ void gather_fields(T& element, const Columns& soa, std::size_t index, std::index_sequence<L...>) {
+  ((struct_leaf<L>(element) = *soa.template leaf_pointer<L>(index)), ...);
 }
 
 // Calls body(first, count) for each chunk of the n elements that is this block's: one chunk per
@@ -85,8 +86,8 @@ __device__ void for_each_block_chunk(const T* aos, std::size_t n, Body&& body) {
     body(stage, first, n - first < chunk ? n - first : std::size_t(chunk));
 }
 
-template <class T, bool Aligned16>
-__global__ void __launch_bounds__(convert_threads) aos_to_soa_kernel(const T* aos, soa_view<T> soa) {
+template <class T, bool Aligned16, class Columns = soa_view<T>>
+__global__ void __launch_bounds__(convert_threads) aos_to_soa_kernel(const T* aos, Columns soa) {
   for_each_block_chunk<T, Aligned16>(aos, soa.size(), [&](unsigned char* stage, std::size_t first, std::size_t count) {
     block_copy<convert_threads, convert_staging<T>::chunk_bytes, Aligned16>(
         stage, reinterpret_cast<const unsigned char*>(aos + first), count * sizeof(T));
@@ -98,8 +99,8 @@ __global__ void __launch_bounds__(convert_threads) aos_to_soa_kernel(const T* ao
   });
 }
 
-template <class T, bool Aligned16>
-__global__ void __launch_bounds__(convert_threads) soa_to_aos_kernel(soa_view<const T> soa, T* aos) {
+template <class T, bool Aligned16, class Columns = soa_view<const T>>
+__global__ void __launch_bounds__(convert_threads) soa_to_aos_kernel(Columns soa, T* aos) {
   for_each_block_chunk<T, Aligned16>(
       static_cast<const T*>(aos), soa.size(), [&](unsigned char* stage, std::size_t first, std::size_t count) {
         T* elements = reinterpret_cast<T*>(stage);
@@ -114,14 +115,14 @@ __global__ void __launch_bounds__(convert_threads) soa_to_aos_kernel(soa_view<co
 
 // Structs too large to stage (convert_chunk<T> == 0): each thread moves its own element a field
 // at a time. The column accesses stay coalesced; the struct's are not, and need not be fast.
-template <class T>
-__global__ void __launch_bounds__(convert_threads) aos_to_soa_by_element_kernel(const T* aos, soa_view<T> soa) {
+template <class T, class Columns = soa_view<T>>
+__global__ void __launch_bounds__(convert_threads) aos_to_soa_by_element_kernel(const T* aos, Columns soa) {
   for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < soa.size();
        i += std::size_t(gridDim.x) * blockDim.x)
     scatter_fields(aos[i], soa, i, std::make_index_sequence<leaf_count_v<T>>{});
 }
-template <class T>
-__global__ void __launch_bounds__(convert_threads) soa_to_aos_by_element_kernel(soa_view<const T> soa, T* aos) {
+template <class T, class Columns = soa_view<const T>>
+__global__ void __launch_bounds__(convert_threads) soa_to_aos_by_element_kernel(Columns soa, T* aos) {
   for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < soa.size();
        i += std::size_t(gridDim.x) * blockDim.x)
     gather_fields(aos[i], soa, i, std::make_index_sequence<leaf_count_v<T>>{});
@@ -140,6 +141,28 @@ void launch_conversion(const T* aos, std::size_t count, Kernel aligned, Kernel u
   throw_if_launch_failed(what);
 }
 
+// columns[i] = aos[i] for i < columns.size(), columns a soa_view or a layout_view of tiles.
+template <class T, class Columns>
+void copy_records_to_columns(const T* aos, const Columns& columns, cudaStream_t stream, const char* what) {
+  if (columns.empty()) return;
+  if constexpr (convert_chunk<T> > 0)
+    launch_conversion(aos, columns.size(), aos_to_soa_kernel<T, true, Columns>, aos_to_soa_kernel<T, false, Columns>,
+                      stream, what, aos, columns);
+  else
+    launch_conversion(aos, columns.size(), aos_to_soa_by_element_kernel<T, Columns>,
+                      aos_to_soa_by_element_kernel<T, Columns>, stream, what, aos, columns);
+}
+// aos[i] = columns[i], columns read-only.
+template <class T, class Columns>
+void copy_columns_to_records(const Columns& columns, T* aos, cudaStream_t stream, const char* what) {
+  if (columns.empty()) return;
+  if constexpr (convert_chunk<T> > 0)
+    launch_conversion(static_cast<const T*>(aos), columns.size(), soa_to_aos_kernel<T, true, Columns>,
+                      soa_to_aos_kernel<T, false, Columns>, stream, what, columns, aos);
+  else
+    launch_conversion(static_cast<const T*>(aos), columns.size(), soa_to_aos_by_element_kernel<T, Columns>,
+                      soa_to_aos_by_element_kernel<T, Columns>, stream, what, columns, aos);
+}
 }  // namespace detail
 
 /// soa[i] = aos[i] for i < soa.size(), on `stream`. `aos` is device memory holding soa.size()
@@ -147,28 +170,14 @@ void launch_conversion(const T* aos, std::size_t count, Kernel aligned, Kernel u
 template <class T>
 void copy_aos_to_soa(const T* aos, soa_view<T> soa, cudaStream_t stream = 0) {
   COALESCE_DETAIL_NVTX_RANGE("coalesce::copy_aos_to_soa");
-  if (soa.empty()) return;
-  constexpr const char* what = "coalesce::copy_aos_to_soa kernel launch";
-  if constexpr (detail::convert_chunk<T> > 0)
-    detail::launch_conversion(aos, soa.size(), detail::aos_to_soa_kernel<T, true>, detail::aos_to_soa_kernel<T, false>,
-                              stream, what, aos, soa);
-  else
-    detail::launch_conversion(aos, soa.size(), detail::aos_to_soa_by_element_kernel<T>,
-                              detail::aos_to_soa_by_element_kernel<T>, stream, what, aos, soa);
+  detail::copy_records_to_columns(aos, soa, stream, "coalesce::copy_aos_to_soa kernel launch");
 }
 
 /// aos[i] = soa[i] for i < soa.size(), on `stream`.
 template <class T>
 void copy_soa_to_aos(soa_view<const T> soa, T* aos, cudaStream_t stream = 0) {
   COALESCE_DETAIL_NVTX_RANGE("coalesce::copy_soa_to_aos");
-  if (soa.empty()) return;
-  constexpr const char* what = "coalesce::copy_soa_to_aos kernel launch";
-  if constexpr (detail::convert_chunk<T> > 0)
-    detail::launch_conversion(static_cast<const T*>(aos), soa.size(), detail::soa_to_aos_kernel<T, true>,
-                              detail::soa_to_aos_kernel<T, false>, stream, what, soa, aos);
-  else
-    detail::launch_conversion(static_cast<const T*>(aos), soa.size(), detail::soa_to_aos_by_element_kernel<T>,
-                              detail::soa_to_aos_by_element_kernel<T>, stream, what, soa, aos);
+  detail::copy_columns_to_records(soa, aos, stream, "coalesce::copy_soa_to_aos kernel launch");
 }
 template <class T>
 void copy_soa_to_aos(soa_view<T> soa, T* aos, cudaStream_t stream = 0) {

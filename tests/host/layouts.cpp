@@ -124,8 +124,8 @@ TEST_CASE("coalesce::vector is soa_vector for layout::soa, layout_vector otherwi
                                 coalesce::layout_vector<Body, layout::aos, coalesce::host_space>>);
   STATIC_REQUIRE(std::is_same_v<host_vector<layout::aosoa<32>>::view_type,
                                 coalesce::layout_view<Body, layout::aosoa<32>, coalesce::host_space>>);
-  STATIC_REQUIRE(std::is_same_v<decltype(std::declval<host_vector<layout::aos>&>().view()[0]),
-                                coalesce::soa_reference_t<Body>>);
+  STATIC_REQUIRE(
+      std::is_same_v<decltype(std::declval<host_vector<layout::aos>&>().view()[0]), coalesce::soa_reference_t<Body>>);
   STATIC_REQUIRE(std::is_trivially_copyable_v<coalesce::layout_view<Body, layout::aosoa<32>>>);
 }
 

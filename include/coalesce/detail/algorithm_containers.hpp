@@ -5,6 +5,7 @@
 #pragma once
 
 #include <coalesce/config.hpp>
+#include <coalesce/layout_vector.hpp>
 #include <coalesce/soa.hpp>
 
 #include <cuda_runtime_api.h>
@@ -34,6 +35,8 @@ template <class T, class S, class R>
 struct is_container<soa_vector<T, S, R>> : std::true_type {};
 template <class T, class S, class P, class R>
 struct is_container<pitched_matrix<T, S, P, R>> : std::true_type {};
+template <class T, class L, class S, class R>
+struct is_container<layout_vector<T, L, S, R>> : std::true_type {};
 template <class T, class S, class P, class R>
 struct is_container<pitched_volume<T, S, P, R>> : std::true_type {};
 
@@ -95,6 +98,33 @@ void for_each(soa_vector<T, Space, Resource>& v, F f) {
 template <class T, class Space, class Resource, class F>
 void for_each(soa_vector<T, Space, Resource>& v, F f, cudaStream_t stream) {
   detail::for_each_in_container(v, f, stream);
+}
+
+// for_each, for_each_index, fill and zero over a device coalesce::vector of records or tiles
+// (layout_vector), on its stream (or on `stream`).
+template <class T, class L, class Space, class Resource, class F>
+void for_each(layout_vector<T, L, Space, Resource>& v, F f) {
+  detail::for_each_in_container(v, f, v.stream());
+}
+template <class T, class L, class Space, class Resource, class F>
+void for_each(layout_vector<T, L, Space, Resource>& v, F f, cudaStream_t stream) {
+  detail::for_each_in_container(v, f, stream);
+}
+template <class T, class L, class Space, class Resource, class F>
+void for_each_index(layout_vector<T, L, Space, Resource>& v, F f) {
+  detail::for_each_index_in_container(v, f, v.stream());
+}
+template <class T, class L, class Space, class Resource, class F>
+void for_each_index(layout_vector<T, L, Space, Resource>& v, F f, cudaStream_t stream) {
+  detail::for_each_index_in_container(v, f, stream);
+}
+template <class T, class L, class Space, class Resource, class U>
+void fill(layout_vector<T, L, Space, Resource>& v, const U& value) {
+  detail::fill_container(v, value);
+}
+template <class T, class L, class Space, class Resource>
+void zero(layout_vector<T, L, Space, Resource>& v) {
+  detail::fill_container(v, detail::zero_bytes<T>());
 }
 
 // for_each(view, f) over a device pitched_matrix, on the matrix's stream (or on `stream`).
@@ -207,6 +237,21 @@ void transform(In in, pitched_matrix<U, S, P, R>& out, F f) {
 template <class In, class U, class S, class P, class R, class F>
 void transform(In in, pitched_matrix<U, S, P, R>& out, F f, cudaStream_t stream) {
   detail::transform_with_containers(in, out, f, stream);
+}
+
+// transform with a device layout_vector as the input, on its stream (or on `stream`); into a
+// pitched_matrix, on the matrix's.
+template <class T, class L, class S, class R, class Out, class F>
+void transform(const layout_vector<T, L, S, R>& in, Out out, F f) {
+  detail::transform_with_containers(in, out, f, in.stream());
+}
+template <class T, class L, class S, class R, class Out, class F>
+void transform(const layout_vector<T, L, S, R>& in, Out out, F f, cudaStream_t stream) {
+  detail::transform_with_containers(in, out, f, stream);
+}
+template <class T, class L, class S, class R, class U, class S2, class P2, class R2, class F>
+void transform(const layout_vector<T, L, S, R>& in, pitched_matrix<U, S2, P2, R2>& out, F f) {
+  detail::transform_with_containers(in, out, f, out.stream());
 }
 
 // The same for a device pitched_volume, on its stream (or on `stream`); for_each over one.

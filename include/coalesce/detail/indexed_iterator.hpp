@@ -69,12 +69,8 @@ class indexed_iterator {
     return a.index_ < b.index_;
   }
   COALESCE_HOST_DEVICE friend bool operator>(const indexed_iterator& a, const indexed_iterator& b) { return b < a; }
-  COALESCE_HOST_DEVICE friend bool operator<=(const indexed_iterator& a, const indexed_iterator& b) {
-    return !(b < a);
-  }
-  COALESCE_HOST_DEVICE friend bool operator>=(const indexed_iterator& a, const indexed_iterator& b) {
-    return !(a < b);
-  }
+  COALESCE_HOST_DEVICE friend bool operator<=(const indexed_iterator& a, const indexed_iterator& b) { return !(b < a); }
+  COALESCE_HOST_DEVICE friend bool operator>=(const indexed_iterator& a, const indexed_iterator& b) { return !(a < b); }
   COALESCE_HOST_DEVICE std::size_t index() const { return index_; }  // the element's index in view()
   COALESCE_HOST_DEVICE const View& view() const { return view_; }    // the view it walks
 

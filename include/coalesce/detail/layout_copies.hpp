@@ -21,8 +21,7 @@ namespace coalesce::detail {
 
 // Elements [0, count) of a block of records: one copy of their bytes.
 template <class T, class ToSpace, class FromSpace>
-void copy_layout_prefix(layout::aos, unsigned char* to, const unsigned char* from, std::size_t count,
-                        cudaStream_t on) {
+void copy_layout_prefix(layout::aos, unsigned char* to, const unsigned char* from, std::size_t count, cudaStream_t on) {
   copy_rows<ToSpace, FromSpace>(to, 0, from, 0, count * sizeof(T), 1, on);
 }
 

@@ -196,9 +196,9 @@ __global__ void __launch_bounds__(permute_threads)
 
 // keys[i] = key(in[i]) and indices[i] = i: the pairs a radix sort orders. The load of a column the
 // key never reads is dead and dropped: a cell key of x, y and z reads three columns.
-template <class T, class KeyOf, class K, class Index>
+template <class T, class KeyOf, class K, class Index, class View = soa_view<const T>>
 __global__ void __launch_bounds__(permute_threads)
-    keys_and_indices_kernel(soa_view<const T> in, KeyOf key, K* keys, Index* indices) {
+    keys_and_indices_kernel(View in, KeyOf key, K* keys, Index* indices) {
   const std::size_t i = std::size_t(blockIdx.x) * permute_threads + threadIdx.x;
   if (i >= in.size()) return;
   T v;

@@ -9,6 +9,7 @@
 #include <coalesce/detail/chunk_walk.hpp>
 #include <coalesce/detail/make_reference.hpp>
 #include <coalesce/detail/vector_access.hpp>
+#include <coalesce/layout_view.hpp>
 #include <coalesce/soa.hpp>
 
 #include <cstddef>
@@ -17,9 +18,25 @@
 
 namespace coalesce::detail {
 
+// A view's runs of leaves are whole columns (a soa_view's), so that a warp's chunks of one leaf
+// are one contiguous span; a layout_view of tiles has a run per tile, each Lanes values long.
+template <class View>
+struct leaf_runs {
+  static constexpr bool whole_columns = true;
+  static constexpr unsigned most_chunk_elements = 16;
+};
+template <class T, std::size_t Lanes, class Space>
+struct leaf_runs<layout_view<T, layout::aosoa<Lanes>, Space>> {
+  static constexpr bool whole_columns = false;
+  static constexpr unsigned most_chunk_elements = Lanes < 16 ? unsigned(Lanes) : 16u;
+};
+
 // The columns of a soa_view<T> (T or const T), loaded chunk by chunk into registers: one per
-// leaf of T ("field" below is a leaf, a column).
-template <class T>
+// leaf of T ("field" below is a leaf, a column). View is the soa_view, or a layout_view of tiles
+// (layout::aosoa<Lanes>), whose runs of Lanes values of a leaf are walked as columns are: a chunk
+// never crosses a tile (chunks of at most Lanes elements, aligned alike in every tile), so each is
+// one aligned access, and a warp's 32 chunks of a leaf are a few whole runs.
+template <class T, class View = soa_view<T>>
 struct soa_columns {
   using value_type = std::remove_const_t<T>;
   static constexpr std::size_t fields = leaf_count_v<value_type>;
@@ -39,7 +56,10 @@ struct soa_columns {
   // 16-byte accesses to the widest column (a float column moves 4 elements a chunk, a double
   // column 2, a float3 column 4 in three accesses); narrower columns move fewer bytes per access,
   // each as wide as its chunk's size allows, still one contiguous span per warp.
-  static constexpr unsigned chunk_elements = fewest_chunk_elements(field_indices{});
+  static constexpr unsigned chunk_elements =
+      fewest_chunk_elements(field_indices{}) < leaf_runs<View>::most_chunk_elements
+          ? fewest_chunk_elements(field_indices{})
+          : leaf_runs<View>::most_chunk_elements;
 
   // A column whose chunk is more than one access (4 twelve-byte float3s: three 16-byte words)
   // would have lanes 48 bytes apart, every instruction touching 32 sectors and stores writing
@@ -60,12 +80,12 @@ struct soa_columns {
     return ((multi_access<N, I> ? sizeof(chunk_of<N, I>) : std::size_t(0)) + ... + std::size_t(0)) * chunk_walk_threads;
   }
   template <unsigned N>
-  static constexpr bool warp_staged = staging_bytes<N>(field_indices{}) > 0 &&
+  static constexpr bool warp_staged = leaf_runs<View>::whole_columns && staging_bytes<N>(field_indices{}) > 0 &&
                                       staging_bytes<N>(field_indices{}) <= 40 * 1024;
   template <unsigned N, std::size_t I>
   static constexpr bool staged_field = warp_staged<N> && multi_access<N, I>;
 
-  soa_view<T> view;
+  View view;
 
   template <unsigned N, bool ReadOnly>
   COALESCE_DEVICE COALESCE_FORCEINLINE void load(grid_position p, value_type (&out)[N], unsigned lanes) const {
@@ -118,7 +138,7 @@ struct soa_columns {
   // Host side: chunks of N must start at the same element in every column.
   template <unsigned N>
   std::size_t head() const {
-    return aligning_head<leaf_type_t<value_type, 0>, N>(view.columns()[0]);
+    return aligning_head<leaf_type_t<value_type, 0>, N>(view.template leaf_pointer<0>(0));
   }
   template <unsigned N>
   bool aligned_at(std::size_t head, std::size_t) const {
@@ -141,13 +161,13 @@ struct soa_columns {
   using column_chunk = std::conditional_t<std::is_const_v<T>, const chunk_of<N, I>, chunk_of<N, I>>;
   template <unsigned N, std::size_t I>
   COALESCE_DEVICE COALESCE_FORCEINLINE column_chunk<N, I>* chunk_at(std::size_t first) const {
-    return reinterpret_cast<column_chunk<N, I>*>(view.template leaf_column<I>() + first);
+    return reinterpret_cast<column_chunk<N, I>*>(view.template leaf_pointer<I>(first));
   }
 
   template <std::size_t... I>
   COALESCE_DEVICE COALESCE_FORCEINLINE void load_leaves(std::size_t i, value_type& out,
                                                         std::index_sequence<I...>) const {
-    ((struct_leaf<I>(out) = view.template leaf_column<I>()[i]), ...);
+    ((struct_leaf<I>(out) = *view.template leaf_pointer<I>(i)), ...);
   }
   template <std::size_t... I>
   COALESCE_DEVICE COALESCE_FORCEINLINE void store_changed_leaves(std::size_t i, const value_type& before,
@@ -157,7 +177,7 @@ struct soa_columns {
     (
         [&] {
           if (overwritten[I] || !same_bits(struct_leaf<I>(before), struct_leaf<I>(after)))
-            view.template leaf_column<I>()[i] = struct_leaf<I>(after);
+            *view.template leaf_pointer<I>(i) = struct_leaf<I>(after);
         }(),
         ...);
   }
@@ -227,7 +247,7 @@ struct soa_columns {
   template <std::size_t... I>
   COALESCE_DEVICE COALESCE_FORCEINLINE void store_leaves(std::size_t i, const value_type& value,
                                                          std::index_sequence<I...>) const {
-    ((view.template leaf_column<I>()[i] = struct_leaf<I>(value)), ...);
+    ((*view.template leaf_pointer<I>(i) = struct_leaf<I>(value)), ...);
   }
   template <unsigned N, std::size_t... I>
   COALESCE_DEVICE COALESCE_FORCEINLINE void store_fields(std::size_t first, const value_type (&in)[N], unsigned lanes,
@@ -255,14 +275,24 @@ struct soa_columns {
 
   template <unsigned N, std::size_t... I>
   bool aligned_fields(std::size_t head, std::index_sequence<I...>) const {
-    return (chunks_aligned<leaf_type_t<value_type, I>, N>(view.columns()[I], head, 1, 0) && ...);
+    return (chunks_aligned<leaf_type_t<value_type, I>, N>(view.template leaf_pointer<I>(0), head, 1, 0) && ...);
   }
+  // The bytes each column spans; a view of tiles spans one range, from element 0's tile to the
+  // end of the last element's.
   template <class Visit, std::size_t... I>
   void visit_fields(std::size_t cols, Visit& visit, std::index_sequence<I...>) const {
     if (cols == 0) return;
-    (visit(static_cast<const void*>(view.template leaf_column<I>()),
-           static_cast<const void*>(view.template leaf_column<I>() + cols)),
-     ...);
+    if constexpr (leaf_runs<View>::whole_columns) {
+      (visit(static_cast<const void*>(view.template leaf_pointer<I>(0)),
+             static_cast<const void*>(view.template leaf_pointer<I>(cols))),
+       ...);
+    } else {
+      using map = layout_map<value_type, typename View::layout_type>;
+      const auto* block = view.block();
+      const std::size_t first = view.first(), last = first + cols - 1;
+      visit(static_cast<const void*>(block + first / map::group * map::tile_bytes),
+            static_cast<const void*>(block + (last / map::group + 1) * map::tile_bytes));
+    }
   }
 };
 

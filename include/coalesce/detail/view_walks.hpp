@@ -7,10 +7,12 @@
 #include <coalesce/config.hpp>
 #include <coalesce/detail/chunk_walk.hpp>
 #include <coalesce/detail/device_memory.hpp>
+#include <coalesce/detail/record_columns.hpp>
 #include <coalesce/detail/soa_walk.hpp>
 #include <coalesce/detail/strided_column.hpp>
 #include <coalesce/detail/vector_access.hpp>
 #include <coalesce/detail/view_declarations.hpp>  // pitched_view and cuda::std::span, declared
+#include <coalesce/layout_view.hpp>
 #include <coalesce/memory.hpp>
 #include <coalesce/soa.hpp>
 
@@ -39,6 +41,29 @@ struct walk_of<soa_view<T, device_space>> {
   static std::size_t rows(const soa_view<T>&) { return 1; }
   static std::size_t cols(const soa_view<T>& v) { return v.size(); }
   static std::size_t walk_cols(const soa_view<T>& v) { return v.size(); }
+};
+// Tiles (layout::aosoa<Lanes>): walked as columns are, a chunk within a tile's run of each leaf.
+template <class T, std::size_t Lanes>
+struct walk_of<layout_view<T, layout::aosoa<Lanes>, device_space>> {
+  using view = layout_view<T, layout::aosoa<Lanes>, device_space>;
+  static constexpr bool supported = true;
+  static constexpr bool is_contiguous_range = false;
+  static soa_columns<T, view> columns(const view& v) { return {v}; }
+  static std::size_t rows(const view&) { return 1; }
+  static std::size_t cols(const view& v) { return v.size(); }
+  static std::size_t walk_cols(const view& v) { return v.size(); }
+};
+// Records (layout::aos): a column of structs whose element f gets as the proxy. for_each stages
+// them through shared memory instead (detail/record_walk.hpp).
+template <class T>
+struct walk_of<layout_view<T, layout::aos, device_space>> {
+  using view = layout_view<T, layout::aos, device_space>;
+  static constexpr bool supported = true;
+  static constexpr bool is_contiguous_range = false;
+  static record_columns<T> columns(const view& v) { return {{v.data(), 0}}; }
+  static std::size_t rows(const view&) { return 1; }
+  static std::size_t cols(const view& v) { return v.size(); }
+  static std::size_t walk_cols(const view& v) { return v.size(); }
 };
 template <class T, std::size_t Extent>
 struct walk_of<cuda::std::span<T, Extent>> {
@@ -116,6 +141,11 @@ struct view_space<pitched_view<T, Space>> {
   static constexpr bool known = true;
   using type = Space;
 };
+template <class T, class Layout, class Space>
+struct view_space<layout_view<T, Layout, Space>> {
+  static constexpr bool known = true;
+  using type = Space;
+};
 template <class T, std::size_t Extent>
 struct view_space<cuda::std::span<T, Extent>> {
   static constexpr bool known = true;
@@ -179,6 +209,14 @@ template <class T, class Space>
 inline constexpr bool is_index_range_v<soa_view<T, Space>> = true;
 template <class T, std::size_t Extent>
 inline constexpr bool is_index_range_v<cuda::std::span<T, Extent>> = true;
+template <class T, class Layout, class Space>
+inline constexpr bool is_index_range_v<layout_view<T, Layout, Space>> = true;
+
+// Views of records (layout::aos), which for_each stages through shared memory.
+template <class View>
+inline constexpr bool is_record_view_v = false;
+template <class T, class Space>
+inline constexpr bool is_record_view_v<layout_view<T, layout::aos, Space>> = true;
 
 template <class View>
 constexpr bool for_each_index_view_ok_checked() {
@@ -240,6 +278,10 @@ soa_view<const T> as_const_view(const soa_view<T>& v) {
 }
 template <class T>
 pitched_view<const T> as_const_view(const pitched_view<T>& v) {
+  return v;
+}
+template <class T, class Layout>
+layout_view<const T, Layout> as_const_view(const layout_view<T, Layout>& v) {
   return v;
 }
 

@@ -1,0 +1,174 @@
+// coalesce::detail: gather and scatter where a side is a layout_view (records or tiles), and the
+// in-place gather of sort_by_key on a layout_vector. A record side moves each record whole, as
+// 16-, 8- or 4-byte words (what its size and the block's alignment allow; read-only loads on the
+// input), so a scattered record costs the sectors its bytes span and no more; a tile or column
+// side moves a leaf at a time, a warp's writes one run per leaf. Users never include this header.
+// Needs a CUDA compiler.
+#pragma once
+
+#include <coalesce/config.hpp>
+#include <coalesce/detail/element_moves.hpp>
+#include <coalesce/detail/layout_copies.hpp>
+#include <coalesce/detail/permute_walk.hpp>
+#include <coalesce/detail/reorder_plan.hpp>
+#include <coalesce/detail/vector_access.hpp>
+#include <coalesce/detail/view_walks.hpp>
+#include <coalesce/error.hpp>
+#include <coalesce/layout_view.hpp>
+#include <coalesce/memory.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+namespace coalesce::detail {
+
+// The word a record of T moves in: the widest access (16 bytes at most) that divides its size.
+template <class T>
+inline constexpr std::size_t record_word = access_alignment(sizeof(T)) > alignof(T) ? access_alignment(sizeof(T))
+                                                                                      : alignof(T);
+
+// Whether a view's elements move as whole records of words: a view of records whose start is
+// aligned to the word (a container's is; a view built on other memory may not be).
+template <class View>
+bool moves_records(const View& v) {
+  if constexpr (is_record_view_v<View>) {
+    using T = typename View::value_type;
+    return reinterpret_cast<std::uintptr_t>(v.data()) % record_word<T> == 0;
+  } else {
+    (void)v;
+    return false;
+  }
+}
+
+// Element i of `from`: a record's words (non-coherent loads: the input is never written while a
+// gather runs), or a leaf at a time (also where Records is asked of a view of another layout: the
+// launch below never runs that instantiation).
+template <bool Records, class View, class T = typename View::value_type>
+COALESCE_DEVICE COALESCE_FORCEINLINE T read_element(const View& from, std::size_t i) {
+  T v;
+  if constexpr (Records && is_record_view_v<View>) {
+    const auto words = load_chunk<true>(reinterpret_cast<const word_image<sizeof(T), record_word<T>>*>(from.data() + i));
+    std::memcpy(&v, &words, sizeof(T));
+  } else {
+    load_element(from, i, v);
+  }
+  return v;
+}
+template <bool Records, class View, class T>
+COALESCE_DEVICE COALESCE_FORCEINLINE void write_element(const View& to, std::size_t i, const T& v) {
+  if constexpr (Records && is_record_view_v<View>) {
+    store_words<record_word<T>>(to.data() + i, v);
+  } else {
+    store_element(to, i, v);
+  }
+}
+
+// out[i] = in[indices[i]] for i < n. From records, one element a thread (a record's words are
+// several loads in flight already); a leaf at a time, gather_batch elements a thread in flight.
+template <bool InRecords>
+inline constexpr std::size_t gather_elements_per_block =
+    InRecords ? std::size_t(permute_threads) : std::size_t(gather_batch) * permute_threads;
+template <bool InRecords, bool OutRecords, class In, class Out, class Index>
+__global__ void __launch_bounds__(permute_threads)
+    gather_elements_kernel(In in, const Index* indices, std::size_t n, Out out) {
+  if constexpr (InRecords && is_record_view_v<In>) {
+    const std::size_t i = std::size_t(blockIdx.x) * permute_threads + threadIdx.x;
+    if (i >= n) return;
+    const std::size_t from = indices[i];
+    COALESCE_ASSERT(from < in.size(), "coalesce::gather: an index is outside the input view");
+    write_element<OutRecords>(out, i, read_element<true>(in, from));
+  } else {
+    for_each_batch(
+        n,
+        [&](std::size_t, std::size_t from) {
+          COALESCE_ASSERT(from < in.size(), "coalesce::gather: an index is outside the input view");
+          return read_element<false>(in, from);
+        },
+        indices, [&](std::size_t i, const auto& v) { write_element<OutRecords>(out, i, v); });
+  }
+}
+
+// out[indices[i]] = in[i] for i < in.size().
+template <bool InRecords, bool OutRecords, class In, class Out, class Index>
+__global__ void __launch_bounds__(permute_threads) scatter_elements_kernel(In in, const Index* indices, Out out) {
+  const std::size_t i = std::size_t(blockIdx.x) * permute_threads + threadIdx.x;
+  if (i >= in.size()) return;
+  const std::size_t to = indices[i];
+  COALESCE_ASSERT(to < out.size(), "coalesce::scatter: an index is outside the output view");
+  write_element<OutRecords>(out, to, read_element<InRecords>(in, i));
+}
+
+// Launches Kernel<in records?, out records?> as the views allow.
+template <template <bool, bool> class Kernel, class In, class Out, class... Args>
+void launch_by_records(const In& in, const Out& out, cudaStream_t stream, const char* what, const Args&... args) {
+  // Only the instantiations a view of records can ask for are compiled.
+  constexpr bool in_can = is_record_view_v<In>, out_can = is_record_view_v<Out>;
+  const bool in_records = moves_records(in), out_records = moves_records(out);
+  throw_if_earlier_error(what);
+  bool launched = false;
+  if constexpr (in_can && out_can) {
+    if (in_records && out_records) Kernel<true, true>::template launch<In, Out>(stream, what, args...);
+    launched = in_records && out_records;
+  }
+  if constexpr (in_can) {
+    if (!launched && in_records) Kernel<true, false>::template launch<In, Out>(stream, what, args...);
+    launched = launched || in_records;
+  }
+  if constexpr (out_can) {
+    if (!launched && out_records) Kernel<false, true>::template launch<In, Out>(stream, what, args...);
+    launched = launched || out_records;
+  }
+  if (!launched) Kernel<false, false>::template launch<In, Out>(stream, what, args...);
+  throw_if_launch_failed(what);
+}
+template <bool InRecords, bool OutRecords>
+struct gather_launch {
+  template <class In, class Out, class Index>
+  static void launch(cudaStream_t stream, const char* what, const In& in, const Index* indices, std::size_t n,
+                     const Out& out) {
+    const unsigned blocks = blocks_for(n, gather_elements_per_block<InRecords && is_record_view_v<In>>, what);
+    gather_elements_kernel<InRecords, OutRecords><<<blocks, permute_threads, 0, stream>>>(in, indices, n, out);
+  }
+};
+template <bool InRecords, bool OutRecords>
+struct scatter_launch {
+  template <class In, class Out, class Index>
+  static void launch(cudaStream_t stream, const char* what, const In& in, const Index* indices, const Out& out) {
+    const unsigned blocks = blocks_for(in.size(), permute_threads, what);
+    scatter_elements_kernel<InRecords, OutRecords><<<blocks, permute_threads, 0, stream>>>(in, indices, out);
+  }
+};
+
+// gather where a side is a layout_view (both soa_views: launch_gather's column or staged-record
+// walks instead).
+template <class In, class Index, class Out>
+void launch_gather_elements(const In& in, const Index* indices, std::size_t n, const Out& out, cudaStream_t stream,
+                            const char* what) {
+  if (n == 0) return;
+  launch_by_records<gather_launch>(in, out, stream, what, in, indices, n, out);
+}
+template <class In, class Index, class Out>
+void launch_scatter_elements(const In& in, const Index* indices, const Out& out, cudaStream_t stream,
+                             const char* what) {
+  if (in.size() == 0) return;
+  launch_by_records<scatter_launch>(in, out, stream, what, in, indices, out);
+}
+
+// v's elements = those at indices[0], ..., indices[v.size() - 1], gathered into scratch from
+// coalesce's pool and copied back: v keeps its storage (sort_by_key under a CUDA graph capture).
+template <class T, class Layout, class Index>
+void gather_in_place(const layout_view<T, Layout>& v, const Index* indices, cudaStream_t stream, const char* what) {
+  const std::size_t n = v.size();
+  using map = layout_map<T, Layout>;
+  const owned_bytes<pool_resource> scratch(pool_resource(stream), map::bytes(n), allocation_alignment);
+  const layout_view<T, Layout> gathered(static_cast<unsigned char*>(scratch.get()), n);
+  launch_gather_elements(layout_view<const T, Layout>(v), indices, n, gathered, stream, what);
+  // v is a whole vector's view (first() == 0): the scratch's first n elements are its layout's.
+  copy_layout_prefix<T, device_space, device_space>(Layout{}, v.block(), gathered.block(), n, stream);
+}  // the scratch is freed in stream order, after the copies that read it
+
+}  // namespace coalesce::detail
