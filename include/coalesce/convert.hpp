@@ -83,9 +83,9 @@ void convert_views(From from, To to, cudaStream_t stream) {
       require_device_memory(from.data(), "coalesce::convert");
       require_device_memory(to.data(), "coalesce::convert");
       throw_if_earlier_error("coalesce::convert (cudaMemcpyAsync)");
-      throw_on_error(
-          ::cudaMemcpyAsync(to.data(), from.data(), from.size() * sizeof(T), cudaMemcpyDeviceToDevice, stream),
-          "coalesce::convert: cudaMemcpyAsync");
+      throw_on_error(::cudaMemcpyAsync(to.data(), from.data(), from.size() * sizeof(T), cudaMemcpyDeviceToDevice,
+                                       stream),
+                     "coalesce::convert: cudaMemcpyAsync");
     } else if constexpr (from_records) {
       require_device_memory(from.data(), "coalesce::convert");
       copy_records_to_columns(static_cast<const T*>(from.data()), to, stream, what);

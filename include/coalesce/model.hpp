@@ -6,12 +6,15 @@
 /// @file
 
 #include <coalesce/config.hpp>
+#include <coalesce/detail/layout_map.hpp>
+#include <coalesce/layout.hpp>
 
 #include <cuda/std/array>
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 /// What a warp's memory access costs, computed from its 32 addresses on the host.
 namespace coalesce::model {
@@ -303,6 +306,52 @@ COALESCE_HOST_DEVICE constexpr double band_halo_sectors_per_output_sector(unsign
   const unsigned halo_sectors_each_side = (radius * elem_bytes + sector_bytes - 1) / sector_bytes;
   const double rows_out = double(block_y) * rows_per_thread;
   return (rows_out + 2.0 * radius) * (span_sectors + 2.0 * halo_sectors_each_side) / (rows_out * span_sectors);
+}
+
+namespace detail {
+
+// Thread t's address: leaf L of element first + t in tiles of Lanes elements.
+template <class T, std::size_t Lanes, std::size_t L>
+struct tile_lane {
+  std::size_t first;
+  unsigned warp_first;
+  COALESCE_HOST_DEVICE constexpr std::uint64_t operator()(unsigned lane) const {
+    using map = coalesce::detail::layout_map<T, layout::aosoa<Lanes>>;
+    const std::size_t i = first + warp_first + lane;
+    return std::uint64_t(i / Lanes * map::tile_bytes + map::offsets.at[L] +
+                         i % Lanes * sizeof(coalesce::detail::leaf_type_t<T, L>));
+  }
+};
+
+}  // namespace detail
+
+/// What `threads` consecutive threads (warps of 32) cost, thread t reading or writing leaf L of T
+/// (coalesce::leaf_t<T, L>: p[i].x is leaf 0 of a Particle) of element first + t, stored in Layout
+/// from a 256-byte-aligned start, as coalesce's containers allocate it:
+///   - layout::soa: leaf L's column: one request of a float field is 4 sectors;
+///   - layout::aosoa<Lanes>: leaf L's runs in the tiles: 4 sectors while a warp stays in one tile;
+///   - layout::aos: records sizeof(T) apart, the leaf `leaf_offset` bytes into its record
+///     (offsetof(T, member), which only the caller can compute in a constant expression): a float
+///     of a 24-byte particle is 24 sectors a request, 4 bytes used of each 32 read.
+/// The leaf must be 1, 2, 4, 8 or 16 bytes (one access); otherwise the cost is empty.
+template <class T, class Layout, std::size_t L>
+COALESCE_HOST_DEVICE constexpr global_cost field_access(std::size_t first = 0, unsigned threads = warp_size,
+                                                        std::size_t leaf_offset = 0) {
+  constexpr unsigned bytes = unsigned(sizeof(coalesce::detail::leaf_type_t<T, L>));
+  static_assert(is_layout_v<Layout>, "coalesce::model::field_access<T, Layout, L>: Layout must be "
+                                     "coalesce::layout::soa, aos or aosoa<Lanes>");
+  if constexpr (std::is_same_v<Layout, layout::soa>) {
+    return strided_access(bytes, bytes, first * bytes, threads);
+  } else if constexpr (std::is_same_v<Layout, layout::aos>) {
+    return strided_access(sizeof(T), bytes, first * sizeof(T) + leaf_offset, threads);
+  } else {
+    global_cost total{};
+    for (unsigned warp_first = 0; warp_first < threads; warp_first += warp_size) {
+      const detail::tile_lane<T, Layout::lanes, L> lane{first, warp_first};
+      detail::accumulate(total, warp_global_access(lane, bytes, detail::lanes_mask(threads - warp_first)));
+    }
+    return total;
+  }
 }
 
 }  // namespace coalesce::model

@@ -1,10 +1,13 @@
 // coalesce::model pictures: SVG drawings of one warp's access - its 32 threads against the
 // 32-byte sectors and 128-byte lines they touch, or against the 32 shared-memory banks - with the
-// model's cost written on the picture. Host-only; pictures teach faster than tables.
+// model's cost written on the picture, and the memory map of a container's layout (columns,
+// tiles, records and their padding). Host-only; pictures teach faster than tables.
 #pragma once
 /// @file
 
 #include <coalesce/config.hpp>
+#include <coalesce/detail/layout_map.hpp>
+#include <coalesce/layout.hpp>
 #include <coalesce/model.hpp>
 
 #include <algorithm>
@@ -14,6 +17,8 @@
 #include <cstdio>
 #include <set>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace coalesce::model {
@@ -155,6 +160,86 @@ std::string shared_access_svg(const std::array<std::uint64_t, N>& byte_addresses
                     std::to_string(cost.wavefronts) + " wavefront(s), worst conflict " +
                         std::to_string(cost.conflict_degree) + "-way",
                     13);
+  return s + "</svg>\n";
+}
+
+namespace detail {
+
+// One leaf of one element in a memory map: its bytes [offset, offset + bytes).
+struct mapped_leaf {
+  std::size_t offset, bytes, leaf, element;
+};
+
+// Where each leaf of elements [0, count) sits in T's Layout. Columns are drawn one after another,
+// each from a new line (in a container each starts on a 256-byte boundary, far from the others).
+template <class T, class Layout, std::size_t... L>
+std::vector<mapped_leaf> map_leaves(std::size_t count, std::index_sequence<L...>) {
+  using coalesce::detail::leaf_type_t;
+  constexpr std::size_t sizes[] = {sizeof(leaf_type_t<T, L>)...};
+  std::vector<mapped_leaf> leaves;
+  if constexpr (std::is_same_v<Layout, layout::soa>) {
+    std::size_t column = 0;
+    for (std::size_t l = 0; l < sizeof...(L); ++l) {
+      for (std::size_t i = 0; i < count; ++i) leaves.push_back({column + i * sizes[l], sizes[l], l, i});
+      column += (count * sizes[l] + line_bytes - 1) / line_bytes * line_bytes;
+    }
+  } else {
+    // Addresses in a block at 0 (a record's leaves where the compiler put them).
+    std::vector<unsigned char> block(coalesce::detail::layout_map<T, Layout>::bytes(count) + alignof(T));
+    unsigned char* base =
+        block.data() + (alignof(T) - reinterpret_cast<std::uintptr_t>(block.data()) % alignof(T)) % alignof(T);
+    for (std::size_t i = 0; i < count; ++i)
+      (leaves.push_back({std::size_t(reinterpret_cast<unsigned char*>(
+                                         coalesce::detail::layout_map<T, Layout>::template leaf_pointer<L>(base, i)) -
+                                     base),
+                         sizes[L], L, i}),
+       ...);
+  }
+  return leaves;
+}
+
+}  // namespace detail
+
+/// The memory map of `count` elements of T in Layout (layout::soa, aos or aosoa<Lanes>): the bytes
+/// in rows of 128 (a line each), every leaf of every element a cell coloured by leaf and numbered
+/// by element, and bytes no leaf uses (a record's padding, the ends of runs and tiles) grey. The
+/// caption counts the bytes used and the padding. Columns start on new lines, as they are far
+/// apart in memory.
+template <class T, class Layout>
+std::string layout_svg(std::size_t count, const std::string& title) {
+  constexpr std::size_t leaf_count = coalesce::detail::leaf_count_v<T>;
+  const auto leaves = detail::map_leaves<T, Layout>(count, std::make_index_sequence<leaf_count>{});
+  std::size_t end = 0, used = 0;
+  for (const auto& l : leaves) end = std::max(end, l.offset + l.bytes), used += l.bytes;
+  if constexpr (!std::is_same_v<Layout, layout::soa>) end = coalesce::detail::layout_map<T, Layout>::bytes(count);
+  const std::size_t rows = (end + line_bytes - 1) / line_bytes;
+  const double byte_w = 5, row_h = 22, left = 56, top = 44;
+  const double width = left + line_bytes * byte_w + 16, height = top + rows * (row_h + 4) + 40;
+  static const char* colours[] = {"#5b8def", "#f6c35b", "#6cc17a", "#e67e73",
+                                  "#a88be0", "#4fc1c9", "#d9a066", "#9aa9bd"};
+  std::string s = detail::svg_open(width, height, title);
+  std::vector<bool> covered(rows * line_bytes, false);
+  for (std::size_t r = 0; r < rows; ++r)
+    s += detail::text(left - 6, top + r * (row_h + 4) + 15, std::to_string(r * line_bytes), 9, "end");
+  for (const auto& l : leaves) {
+    const double x = left + double(l.offset % line_bytes) * byte_w,
+                 y = top + double(l.offset / line_bytes) * (row_h + 4);
+    s += detail::rect(x, y, double(l.bytes) * byte_w, row_h, colours[l.leaf % 8]);
+    if (l.bytes * byte_w >= 14)
+      s += detail::text(x + l.bytes * byte_w / 2, y + 15, std::to_string(l.element), 8, "middle");
+    for (std::size_t b = 0; b < l.bytes; ++b) covered[l.offset + b] = true;
+  }
+  std::size_t padding = 0;
+  for (std::size_t b = 0; b < end; ++b)
+    if (!covered[b]) {
+      ++padding;
+      s += detail::rect(left + double(b % line_bytes) * byte_w, top + double(b / line_bytes) * (row_h + 4), byte_w,
+                        row_h, "#cccccc", "#cccccc");
+    }
+  s += detail::text(left, height - 14,
+                    std::to_string(count) + " elements: " + std::to_string(used) + " bytes of leaves, " +
+                        std::to_string(padding) + " of padding, in rows of 128 (one line each)",
+                    12);
   return s + "</svg>\n";
 }
 

@@ -9,6 +9,7 @@
 #include <coalesce/algorithm.hpp>
 #include <coalesce/convert.hpp>
 #include <coalesce/layout_vector.hpp>
+#include <coalesce/model.hpp>
 #include <coalesce/reduce.hpp>
 #include <coalesce/reorder.hpp>
 #include <coalesce/soa.hpp>
@@ -20,11 +21,12 @@
 #include "particles.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
-#include <numeric>
-#include <random>
 #include <cstdio>
 #include <cstring>
+#include <numeric>
+#include <random>
 #include <vector>
 
 namespace ct = coalesce::testing;
@@ -325,8 +327,7 @@ TEST_CASE("the particle update on tiles and on records keeps up with SoA and wit
               m_soa.dram_bytes_read() + m_soa.dram_bytes_write());
   CHECK(m.load_sectors_per_request() == Approx(16.0));
   CHECK(m.store_sectors_per_request() == Approx(16.0));
-  CHECK(m.dram_bytes_read() + m.dram_bytes_write() <=
-        1.01 * (m_soa.dram_bytes_read() + m_soa.dram_bytes_write()));
+  CHECK(m.dram_bytes_read() + m.dram_bytes_write() <= 1.01 * (m_soa.dram_bytes_read() + m_soa.dram_bytes_write()));
 
   ct::bandwidth_meter meter;
   const double bytes = double(n) * (6 + 3) * sizeof(float);
@@ -384,11 +385,48 @@ TEST_CASE("convert between layouts of 32 M particles runs at copy bandwidth") {
     return row{name, best};
   };
   std::printf("\n");
-  const row rows[] = {measure("soa -> aos", soa, records_out),        measure("aos -> soa", records, soa_out),
-                      measure("soa -> aosoa<32>", soa, tiles_out),    measure("aosoa<32> -> soa", tiles, soa_out),
+  const row rows[] = {measure("soa -> aos", soa, records_out),         measure("aos -> soa", records, soa_out),
+                      measure("soa -> aosoa<32>", soa, tiles_out),     measure("aosoa<32> -> soa", tiles, soa_out),
                       measure("aos -> aosoa<32>", records, tiles_out), measure("aosoa<32> -> aos", tiles, records_out)};
   for (const row& r : rows) {
     INFO(r.name);
     CHECK(r.ratio >= 0.95);
   }
+}
+
+namespace {
+
+// One element a thread, its vx read: what model::field_access prices for each layout.
+template <class View>
+__global__ void read_vx(View particles, float* out) {
+  const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (i < particles.size()) out[i] = particles[i].vx;
+}
+
+template <class Layout>
+void hold_the_model_to_the_counters(const std::vector<Particle>& particles, float* out) {
+  const coalesce::vector<Particle, Layout> v(particles);
+  const std::size_t n = particles.size();
+  const auto view = v.const_view();
+  const auto m = coalesce_test::profiler().measure([&] { read_vx<<<unsigned((n + 255) / 256), 256>>>(view, out); });
+  const auto predicted =
+      coalesce::model::field_access<Particle, Layout, 3>(0, unsigned(n), offsetof(Particle, vx)).sectors_per_request();
+  std::printf("reading vx, one element a thread: load sectors per request %.2f, the model %.2f\n",
+              m.load_sectors_per_request(), predicted);
+  CHECK(m.load_sectors_per_request() == Approx(predicted).epsilon(0.01));
+}
+
+}  // namespace
+
+TEST_CASE("the model's sectors per request for one field of each layout hold against the counters") {
+  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
+  COALESCE_REQUIRE_COUNTERS(coalesce_test::profiler());
+  const std::size_t n = std::size_t(1) << 20;
+  const auto particles = coalesce_test::random_particles(n);
+  ct::device_buffer<float> out(n);
+  std::printf("\n");
+  hold_the_model_to_the_counters<layout::soa>(particles, out.data());
+  hold_the_model_to_the_counters<layout::aosoa<32>>(particles, out.data());
+  hold_the_model_to_the_counters<layout::aosoa<8>>(particles, out.data());
+  hold_the_model_to_the_counters<layout::aos>(particles, out.data());
 }

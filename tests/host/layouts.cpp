@@ -5,10 +5,12 @@
 // mid-tile, and coalesce::vector's container calls (growth with value-initialized elements, copies,
 // moves, to_vector) on host vectors. Plain host compiler, no GPU.
 #include <coalesce/layout_vector.hpp>
+#include <coalesce/model.hpp>
 #include <coalesce/soa.hpp>
 
 #include "coalesce_test.hpp"
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -163,4 +165,38 @@ TEST_CASE("a read-only element calls const member functions; its fields are cons
   CHECK(c[1].kinetic(4.0f) == body(2).kinetic(4.0f));
   STATIC_REQUIRE(std::is_const_v<std::remove_reference_t<decltype(c[1].x)>>);
   STATIC_REQUIRE(std::is_const_v<std::remove_reference_t<decltype(c.view()[1].cell[0])>>);
+}
+
+namespace layouts_test {
+struct Particle {
+  float x, y, z, vx, vy, vz;
+};
+COALESCE_FIELDS(Particle, x, y, z, vx, vy, vz);
+}  // namespace layouts_test
+
+TEST_CASE("the model's field_access: a warp reading one field of each layout") {
+  using layouts_test::Particle;
+  namespace model = coalesce::model;
+  // vx is leaf 3. Columns and tiles: one 128-byte run, 4 sectors; records: 768 bytes, 24 sectors.
+  constexpr auto soa = model::field_access<Particle, layout::soa, 3>();
+  constexpr auto tiles = model::field_access<Particle, layout::aosoa<32>, 3>();
+  constexpr auto records = model::field_access<Particle, layout::aos, 3>(0, 32, offsetof(Particle, vx));
+  STATIC_REQUIRE(soa.sectors_per_request() == 4.0);
+  STATIC_REQUIRE(tiles.sectors_per_request() == 4.0);
+  STATIC_REQUIRE(records.sectors_per_request() == 24.0);
+  STATIC_REQUIRE(records.efficiency() == 128.0 / (24 * 32));
+  // A warp that starts mid-tile reads half a run of two tiles: still 4 sectors, in 2 lines.
+  constexpr auto straddling = model::field_access<Particle, layout::aosoa<32>, 3>(16);
+  STATIC_REQUIRE(straddling.sectors == 4);
+  STATIC_REQUIRE(straddling.lines == 2);
+  // Tiles of 8: a warp reads four runs of 32 bytes, one sector each, in four tiles.
+  constexpr auto narrow = model::field_access<Particle, layout::aosoa<8>, 3>();
+  STATIC_REQUIRE(narrow.sectors == 4);
+  STATIC_REQUIRE(narrow.lines == 4);
+  // A double field (Body::mass, leaf 3): 256 bytes a warp in columns and tiles of 32.
+  STATIC_REQUIRE(model::field_access<Body, layout::aosoa<32>, 3>().sectors_per_request() == 8.0);
+  STATIC_REQUIRE(model::field_access<Body, layout::soa, 3>().sectors_per_request() == 8.0);
+  // Many threads, warp by warp.
+  STATIC_REQUIRE(model::field_access<Particle, layout::aosoa<32>, 0>(0, 256).requests == 8);
+  STATIC_REQUIRE(model::field_access<Particle, layout::aosoa<32>, 0>(0, 256).sectors == 32);
 }

@@ -1,9 +1,11 @@
 // The pictures: every thread drawn, every touched line drawn, the model's cost written on them.
 #include <coalesce/model_svg.hpp>
+#include <coalesce/soa_fields.hpp>
 
 #include "coalesce_test.hpp"
 
 #include <array>
+#include <cstdint>
 #include <string>
 
 namespace m = coalesce::model;
@@ -39,4 +41,34 @@ TEST_CASE("a shared access picture stacks a bank's distinct words and states the
   const std::string padded = m::shared_access_svg(lanes(0, 132), 4, "padded");
   REQUIRE(count(padded, "fill=\"#e74c3c\"") == 0);
   REQUIRE(padded.find("1 wavefront(s), worst conflict 1-way") != std::string::npos);
+}
+
+namespace svg_layouts {
+struct Particle {
+  float x, y, z, vx, vy, vz;
+};
+COALESCE_FIELDS(Particle, x, y, z, vx, vy, vz);
+struct Tagged {
+  double mass;
+  std::uint16_t flags;  // 6 bytes of padding follow it in a record
+};
+COALESCE_FIELDS(Tagged, mass, flags);
+}  // namespace svg_layouts
+
+TEST_CASE("a layout's memory map draws every leaf of every element, and its padding in grey") {
+  using svg_layouts::Particle;
+  using svg_layouts::Tagged;
+  namespace layout = coalesce::layout;
+  // 40 particles in tiles of 32: two tiles of 768 bytes, the second with 24 lanes unused.
+  const std::string tiles = m::layout_svg<Particle, layout::aosoa<32>>(40, "aosoa<32>");
+  REQUIRE(count(tiles, "fill=\"#5b8def\"") == 40);  // leaf 0 (x) of each element
+  REQUIRE(count(tiles, "fill=\"#9aa9bd\"") == 0);   // there is no leaf 7
+  REQUIRE(tiles.find("960 bytes of leaves, 576 of padding") != std::string::npos);
+  // Records: each Tagged is 16 bytes, 10 of them leaves.
+  const std::string records = m::layout_svg<Tagged, layout::aos>(8, "aos");
+  REQUIRE(count(records, "fill=\"#f6c35b\"") == 8);  // leaf 1 (flags) of each element
+  REQUIRE(records.find("80 bytes of leaves, 48 of padding") != std::string::npos);
+  // Columns: no padding between an element's values, each column from a new line.
+  const std::string columns = m::layout_svg<Particle, layout::soa>(32, "soa");
+  REQUIRE(columns.find("768 bytes of leaves, 0 of padding") != std::string::npos);
 }

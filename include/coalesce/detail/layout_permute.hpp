@@ -29,7 +29,7 @@ namespace coalesce::detail {
 // The word a record of T moves in: the widest access (16 bytes at most) that divides its size.
 template <class T>
 inline constexpr std::size_t record_word = access_alignment(sizeof(T)) > alignof(T) ? access_alignment(sizeof(T))
-                                                                                      : alignof(T);
+                                                                                    : alignof(T);
 
 // Whether a view's elements move as whole records of words: a view of records whose start is
 // aligned to the word (a container's is; a view built on other memory may not be).
@@ -51,7 +51,8 @@ template <bool Records, class View, class T = typename View::value_type>
 COALESCE_DEVICE COALESCE_FORCEINLINE T read_element(const View& from, std::size_t i) {
   T v;
   if constexpr (Records && is_record_view_v<View>) {
-    const auto words = load_chunk<true>(reinterpret_cast<const word_image<sizeof(T), record_word<T>>*>(from.data() + i));
+    const auto words =
+        load_chunk<true>(reinterpret_cast<const word_image<sizeof(T), record_word<T>>*>(from.data() + i));
     std::memcpy(&v, &words, sizeof(T));
   } else {
     load_element(from, i, v);
@@ -130,7 +131,7 @@ struct gather_launch {
   template <class In, class Out, class Index>
   static void launch(cudaStream_t stream, const char* what, const In& in, const Index* indices, std::size_t n,
                      const Out& out) {
-    const unsigned blocks = blocks_for(n, gather_elements_per_block<InRecords && is_record_view_v<In>>, what);
+    const unsigned blocks = blocks_for(n, gather_elements_per_block < InRecords && is_record_view_v < In >>, what);
     gather_elements_kernel<InRecords, OutRecords><<<blocks, permute_threads, 0, stream>>>(in, indices, n, out);
   }
 };
