@@ -8,6 +8,7 @@
 //   access_model [--svg-dir DIR]
 #include <coalesce/model.hpp>
 #include <coalesce/model_svg.hpp>
+#include <coalesce/soa_fields.hpp>
 #include <coalesce/testing/testing.hpp>
 
 #include <array>
@@ -19,6 +20,12 @@
 
 namespace m = coalesce::model;
 namespace ct = coalesce::testing;
+
+// The particle of the layout pictures: 24 bytes, six float leaves.
+struct Particle {
+  float x, y, z, vx, vy, vz;
+};
+COALESCE_FIELDS(Particle, x, y, z, vx, vy, vz);
 
 // Thread i reads in[i * stride] and writes out[i]: the seed's strided access.
 __global__ void read_strided(const float* __restrict__ in, float* __restrict__ out, std::size_t n, unsigned stride) {
@@ -130,6 +137,12 @@ int main(int argc, char** argv) {
             m::shared_access_svg(lanes(0, 32 * 4), 4, "Shared [32][32] float, column read: 32-way conflict"));
     picture("tile_padded.svg",
             m::shared_access_svg(lanes(0, 33 * 4), 4, "Shared [32][33] float, column read: conflict-free"));
+    namespace layout = coalesce::layout;
+    picture("layout_soa.svg",
+            m::layout_svg<Particle, layout::soa>(40, "40 particles in layout::soa: a column per field"));
+    picture("layout_aos.svg", m::layout_svg<Particle, layout::aos>(40, "40 particles in layout::aos: 24-byte records"));
+    picture("layout_aosoa.svg",
+            m::layout_svg<Particle, layout::aosoa<32>>(40, "40 particles in layout::aosoa<32>: tiles of 32 per field"));
     if (pictures_failed)
       std::fprintf(stderr, "the pictures asked for (--svg-dir %s) were not all written\n", svg_dir.c_str());
     else std::printf("pictures written to %s\n", svg_dir.c_str());

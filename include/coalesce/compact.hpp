@@ -16,6 +16,7 @@
 #  include <coalesce/detail/capture.hpp>
 #  include <coalesce/detail/compact_walk.hpp>
 #  include <coalesce/detail/nvtx.hpp>
+#  include <coalesce/layout_vector.hpp>
 #  include <coalesce/memory.hpp>
 #  include <coalesce/soa.hpp>
 
@@ -28,10 +29,16 @@ namespace coalesce {
 namespace detail {
 
 // copy_if's input: a soa_view of device memory whose elements are the output's.
+template <class View>
+inline constexpr bool is_compaction_input_v = is_soa_view_v<View>;
+template <class T, class L, class Space>
+inline constexpr bool is_compaction_input_v<layout_view<T, L, Space>> = true;
+
 template <class View, class T>
 constexpr bool copy_if_view_ok() {
-  constexpr bool soa = is_soa_view_v<View>;
-  static_assert(soa, "coalesce::copy_if: the input must be a soa_view of device memory or a device soa_vector");
+  constexpr bool soa = is_compaction_input_v<View>;
+  static_assert(soa, "coalesce::copy_if: the input must be a soa_view or layout_view of device memory, or a device "
+                     "coalesce::vector");
   if constexpr (soa) {
     constexpr bool device = std::is_same_v<typename view_space<View>::type, device_space>;
     static_assert(device,
@@ -54,6 +61,52 @@ inline void refuse_compaction_capture(cudaStream_t stream, const char* what) {
                  "graphs that use the vector again after it");
 }
 
+template <class T, class Space, class Vector, class Pred>
+std::size_t erase_from(Vector& v, const Pred& pred) {
+  static_assert(std::is_same_v<Space, device_space>,
+                "coalesce::erase_if: the vector is in host_space; remove a host vector's elements with "
+                "std::remove_if on its iterators and resize, or copy it into a device vector");
+  if constexpr (std::is_same_v<Space, device_space>) {
+    refuse_compaction_capture(v.stream(), "coalesce::erase_if");
+    const std::size_t n = v.size();
+    using keep = keep_when<Pred, false>;
+    using in = typename Vector::const_view_type;
+    const compaction<T, keep, in> counted(v.const_view(), keep{pred}, v.stream(), "coalesce::erase_if");
+    if (counted.kept() == n) return 0;
+    Vector kept(v.resource());
+    kept.resize_for_overwrite(counted.kept());
+    counted.move_into(kept.view());
+    v.swap(kept);  // the old storage is freed in stream order, after the move that reads it
+    return n - counted.kept();
+  } else {
+    return 0;
+  }
+}
+
+// copy_if into `out` (a device soa_vector or layout_vector) from a view of any layout.
+template <class T, class Space, class View, class Vector, class Pred>
+std::size_t copy_into(View view, Vector& out, const Pred& pred) {
+  static_assert(std::is_same_v<Space, device_space>,
+                "coalesce::copy_if: the output vector is in host_space; copy into a device vector");
+  const auto walked = as_walkable(view);
+  using walked_type = std::remove_const_t<decltype(walked)>;
+  if constexpr (std::is_same_v<Space, device_space> && copy_if_view_ok<walked_type, T>()) {
+    refuse_compaction_capture(out.stream(), "coalesce::copy_if");
+    using keep = keep_when<Pred, true>;
+    const auto in = as_const_view(walked);
+    using in_type = std::remove_const_t<decltype(in)>;
+    require_device_columns(walk_of<in_type>::columns(in), 1, in.size(), "coalesce::copy_if");
+    const compaction<T, keep, in_type> counted(in, keep{pred}, out.stream(), "coalesce::copy_if");
+    Vector kept(out.resource());
+    kept.resize_for_overwrite(counted.kept());
+    counted.move_into(kept.view());
+    out.swap(kept);
+    return counted.kept();
+  } else {
+    return 0;
+  }
+}
+
 }  // namespace detail
 
 /// Removes from `v` (a device soa_vector), stably, every element e for which pred(e) holds, from
@@ -71,23 +124,14 @@ inline void refuse_compaction_capture(cudaStream_t stream, const char* what) {
 template <class T, class Space, class Resource, class Pred>
 std::size_t erase_if(soa_vector<T, Space, Resource>& v, Pred pred) {
   COALESCE_DETAIL_NVTX_RANGE("coalesce::erase_if");
-  static_assert(std::is_same_v<Space, device_space>,
-                "coalesce::erase_if: the soa_vector is in host_space; remove a host vector's elements with "
-                "std::remove_if on its iterators and resize, or copy it into a device soa_vector");
-  if constexpr (std::is_same_v<Space, device_space>) {
-    detail::refuse_compaction_capture(v.stream(), "coalesce::erase_if");
-    const std::size_t n = v.size();
-    using keep = detail::keep_when<Pred, false>;
-    const detail::compaction<T, keep> counted(v.const_view(), keep{pred}, v.stream(), "coalesce::erase_if");
-    if (counted.kept() == n) return 0;
-    soa_vector<T, device_space, Resource> kept(v.resource());
-    kept.resize_for_overwrite(counted.kept());
-    counted.move_into(kept.view());
-    v.swap(kept);  // the old columns are freed in stream order, after the move that reads them
-    return n - counted.kept();
-  } else {
-    return 0;
-  }
+  return detail::erase_from<T, Space>(v, pred);
+}
+/// The same on a device layout_vector (records or tiles): each kept element is read and written
+/// whole, its records' or tiles' leaves a leaf at a time.
+template <class T, class Layout, class Space, class Resource, class Pred>
+std::size_t erase_if(layout_vector<T, Layout, Space, Resource>& v, Pred pred) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::erase_if");
+  return detail::erase_from<T, Space>(v, pred);
 }
 
 /// Makes `out` (a device soa_vector) hold, in order, the elements e of `view` (a soa_view of device
@@ -100,29 +144,33 @@ std::size_t erase_if(soa_vector<T, Space, Resource>& v, Pred pred) {
 template <class View, class T, class Space, class Resource, class Pred>
 std::size_t copy_if(View view, soa_vector<T, Space, Resource>& out, Pred pred) {
   COALESCE_DETAIL_NVTX_RANGE("coalesce::copy_if");
-  static_assert(std::is_same_v<Space, device_space>,
-                "coalesce::copy_if: the output soa_vector is in host_space; copy into a device soa_vector");
-  const auto walked = detail::as_walkable(view);
-  using walked_type = std::remove_const_t<decltype(walked)>;
-  if constexpr (std::is_same_v<Space, device_space> && detail::copy_if_view_ok<walked_type, T>()) {
-    detail::refuse_compaction_capture(out.stream(), "coalesce::copy_if");
-    using keep = detail::keep_when<Pred, true>;
-    const soa_view<const T> in = walked;
-    detail::require_device_columns(detail::walk_of<soa_view<const T>>::columns(in), 1, in.size(), "coalesce::copy_if");
-    const detail::compaction<T, keep> counted(in, keep{pred}, out.stream(), "coalesce::copy_if");
-    soa_vector<T, device_space, Resource> kept(out.resource());
-    kept.resize_for_overwrite(counted.kept());
-    counted.move_into(kept.view());
-    out.swap(kept);
-    return counted.kept();
-  } else {
-    return 0;
-  }
+  return detail::copy_into<T, Space>(view, out, pred);
+}
+/// The same into a device layout_vector (records or tiles), from a view of any layout.
+template <class View, class T, class Layout, class Space, class Resource, class Pred>
+std::size_t copy_if(View view, layout_vector<T, Layout, Space, Resource>& out, Pred pred) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::copy_if");
+  return detail::copy_into<T, Space>(view, out, pred);
 }
 /// The same from a device soa_vector, on the output's stream.
 template <class T, class R1, class R2, class Pred>
 std::size_t copy_if(const soa_vector<T, device_space, R1>& v, soa_vector<T, device_space, R2>& out, Pred pred) {
   COALESCE_DETAIL_NVTX_RANGE("coalesce::copy_if");
+  return copy_if(v.const_view(), out, pred);
+}
+
+/// The same between device vectors of any layouts, on the output's stream.
+template <class T, class L1, class R1, class L2, class R2, class Pred>
+std::size_t copy_if(const layout_vector<T, L1, device_space, R1>& v, layout_vector<T, L2, device_space, R2>& out,
+                    Pred pred) {
+  return copy_if(v.const_view(), out, pred);
+}
+template <class T, class L1, class R1, class R2, class Pred>
+std::size_t copy_if(const layout_vector<T, L1, device_space, R1>& v, soa_vector<T, device_space, R2>& out, Pred pred) {
+  return copy_if(v.const_view(), out, pred);
+}
+template <class T, class R1, class L2, class R2, class Pred>
+std::size_t copy_if(const soa_vector<T, device_space, R1>& v, layout_vector<T, L2, device_space, R2>& out, Pred pred) {
   return copy_if(v.const_view(), out, pred);
 }
 

@@ -31,11 +31,18 @@ inline std::string fmt(const char* format, double a = 0, double b = 0, double c 
   return buffer;
 }
 
+// Text as SVG's XML takes it: a title may name layout::aosoa<32>.
+inline std::string escaped(const std::string& text) {
+  std::string out;
+  for (const char c : text) out += c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : std::string(1, c);
+  return out;
+}
+
 inline std::string svg_open(double width, double height, const std::string& title) {
   std::string s = fmt("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" ", width, height);
   s += fmt("viewBox=\"0 0 %.0f %.0f\" font-family=\"DejaVu Sans, Helvetica, sans-serif\">\n", width, height);
   s += fmt("<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"white\"/>\n", width, height);
-  s += "<text x=\"16\" y=\"26\" font-size=\"17\" font-weight=\"bold\">" + title + "</text>\n";
+  s += "<text x=\"16\" y=\"26\" font-size=\"17\" font-weight=\"bold\">" + escaped(title) + "</text>\n";
   return s;
 }
 

@@ -7,6 +7,7 @@
 // SoA and on the staged Particle* walk, with the counters' sectors per request, and each
 // conversion against cudaMemcpy of the same bytes.
 #include <coalesce/algorithm.hpp>
+#include <coalesce/compact.hpp>
 #include <coalesce/convert.hpp>
 #include <coalesce/layout_vector.hpp>
 #include <coalesce/model.hpp>
@@ -257,8 +258,47 @@ TEST_CASE("gather, scatter and sort_by_key on every layout, and between layouts,
   permute_to_every_layout<layout::aos>(host, permutation);
   permute_to_every_layout<layout::aosoa<32>>(host, permutation);
   sort_on<layout::aos>(host);
+  sort_on<layout::soa>(host);
   sort_on<layout::aosoa<32>>(host);
   sort_on<layout::aosoa<8>>(host);
+}
+
+namespace {
+
+struct x_below {
+  float threshold;
+  template <class P>
+  __host__ __device__ bool operator()(const P& p) const {
+    return p.x < threshold;
+  }
+};
+
+template <class From, class To>
+void compact_between(const std::vector<Walker>& host) {
+  const float threshold = 300.0f;  // x is i % 1013: about 30% below
+  std::vector<Walker> kept, removed_from;
+  for (const auto& w : host)
+    if (!x_below{threshold}(w)) removed_from.push_back(w);
+    else kept.push_back(w);
+  coalesce::vector<Walker, From> v(host);
+  CHECK(coalesce::erase_if(v, x_below{threshold}) == host.size() - removed_from.size());
+  require_same(v.to_vector(), removed_from, "erase_if");
+  const coalesce::vector<Walker, From> source(host);
+  coalesce::vector<Walker, To> out;
+  CHECK(coalesce::copy_if(source, out, x_below{threshold}) == kept.size());
+  require_same(out.to_vector(), kept, "copy_if");
+}
+
+}  // namespace
+
+TEST_CASE("erase_if and copy_if on every layout, and between layouts, keep the host's elements in order") {
+  if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
+  const auto host = some_walkers(70001);
+  compact_between<layout::aos, layout::aos>(host);
+  compact_between<layout::aos, layout::soa>(host);
+  compact_between<layout::soa, layout::aosoa<32>>(host);
+  compact_between<layout::aosoa<32>, layout::aos>(host);
+  compact_between<layout::aosoa<8>, layout::aosoa<8>>(host);
 }
 
 TEST_CASE("device layout_vector growth keeps the elements and value-initializes the new ones") {

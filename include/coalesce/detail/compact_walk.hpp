@@ -48,9 +48,8 @@ struct keep_when {
 };
 
 // The tile's elements of `in` into registers, round r at tile_first + r * compact_threads + lane.
-template <class T>
-COALESCE_DEVICE COALESCE_FORCEINLINE void load_tile(const soa_view<const T>& in, std::size_t mine_first,
-                                                    T (&v)[compact_rounds]) {
+template <class In, class T>
+COALESCE_DEVICE COALESCE_FORCEINLINE void load_tile(const In& in, std::size_t mine_first, T (&v)[compact_rounds]) {
 #pragma unroll
   for (unsigned r = 0; r < compact_rounds; ++r) {
     const std::size_t i = mine_first + std::size_t(r) * compact_threads;
@@ -58,9 +57,8 @@ COALESCE_DEVICE COALESCE_FORCEINLINE void load_tile(const soa_view<const T>& in,
   }
 }
 
-template <class T, class Keep>
-__global__ void __launch_bounds__(compact_threads)
-    count_kept_kernel(soa_view<const T> in, Keep keep, std::size_t* counts) {
+template <class T, class Keep, class In>
+__global__ void __launch_bounds__(compact_threads) count_kept_kernel(In in, Keep keep, std::size_t* counts) {
   const std::size_t mine_first = std::size_t(blockIdx.x) * compact_tile + threadIdx.x;
   T v[compact_rounds];
   load_tile(in, mine_first, v);
@@ -76,9 +74,9 @@ __global__ void __launch_bounds__(compact_threads)
   if (threadIdx.x == 0) counts[blockIdx.x] = kept;
 }
 
-template <class T, class Keep>
+template <class T, class Keep, class In, class Out>
 __global__ void __launch_bounds__(compact_threads)
-    move_kept_kernel(soa_view<const T> in, Keep keep, const std::size_t* firsts, soa_view<T> out) {
+    move_kept_kernel(In in, Keep keep, const std::size_t* firsts, Out out) {
   const std::size_t mine_first = std::size_t(blockIdx.x) * compact_tile + threadIdx.x;
   T v[compact_rounds];
   load_tile(in, mine_first, v);
@@ -100,11 +98,12 @@ __global__ void __launch_bounds__(compact_threads)
 // One compaction of `in`: constructing it counts what `keep` keeps (on `stream`) and waits for
 // that count, which the host needs to size the output; move_into then fills an output of that
 // size, asynchronously on the same stream. The tiles' destinations live in coalesce's pool until
-// the compaction is destroyed (freed in stream order, after the move).
-template <class T, class Keep>
+// the compaction is destroyed (freed in stream order, after the move). In is a soa_view<const T>
+// or a layout_view<const T, Layout>; the output of move_into a writable view of any layout.
+template <class T, class Keep, class In = soa_view<const T>>
 class compaction {
  public:
-  compaction(const soa_view<const T>& in, const Keep& keep, cudaStream_t stream, const char* what)
+  compaction(const In& in, const Keep& keep, cudaStream_t stream, const char* what)
       : in_(in), keep_(keep), stream_(stream), what_(what) {
     if (in.size() == 0) return;
     tiles_ = blocks_for(in.size(), compact_tile, what);
@@ -115,7 +114,7 @@ class compaction {
         .swap(firsts_);
     auto* firsts = static_cast<std::size_t*>(firsts_.get());
     throw_on_error(::cudaMemsetAsync(firsts + tiles_, 0, sizeof(std::size_t), stream), what);
-    count_kept_kernel<T, Keep><<<tiles_, compact_threads, 0, stream>>>(in, keep, firsts);
+    count_kept_kernel<T, Keep, In><<<tiles_, compact_threads, 0, stream>>>(in, keep, firsts);
     throw_if_launch_failed(what);
 
     std::size_t temp_bytes = 0;
@@ -131,16 +130,17 @@ class compaction {
   std::size_t kept() const noexcept { return kept_; }
 
   // Writes the kept elements, in order, to `out` (kept() elements, not overlapping the input).
-  void move_into(const soa_view<T>& out) const {
+  template <class Out>
+  void move_into(const Out& out) const {
     if (kept_ == 0) return;
     throw_if_earlier_error(what_);
-    move_kept_kernel<T, Keep>
+    move_kept_kernel<T, Keep, In, Out>
         <<<tiles_, compact_threads, 0, stream_>>>(in_, keep_, static_cast<const std::size_t*>(firsts_.get()), out);
     throw_if_launch_failed(what_);
   }
 
  private:
-  soa_view<const T> in_;
+  In in_;
   Keep keep_;
   cudaStream_t stream_;
   const char* what_;
