@@ -1,4 +1,4 @@
-// expect: coalesce::erase_if: the soa_vector is in host_space; remove a host vector.s elements with std::remove_if
+// expect: coalesce::erase_if: the vector is in host_space; remove a host vector.s elements with std::remove_if
 #include <coalesce/compact.hpp>
 #include <coalesce/soa.hpp>
 

@@ -54,7 +54,7 @@ struct walk_of<layout_view<T, layout::aosoa<Lanes>, device_space>> {
   static std::size_t walk_cols(const view& v) { return v.size(); }
 };
 // Records (layout::aos): a column of structs whose element f gets as the proxy. for_each stages
-// them through shared memory instead (detail/record_walk.hpp).
+// them through shared memory instead (for_each_records, in algorithm.hpp).
 template <class T>
 struct walk_of<layout_view<T, layout::aos, device_space>> {
   using view = layout_view<T, layout::aos, device_space>;
