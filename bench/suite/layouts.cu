@@ -180,9 +180,9 @@ void records_reordered(runner& r, const std::vector<Particle>& particles) {
     std::uint32_t* index_pairs = index_buffer.data();
     cub::DoubleBuffer<std::uint32_t> probe_keys(keys, keys + n), probe_indices(index_pairs, index_pairs + n);
     std::size_t temp_bytes = 0;
-    coalesce::throw_on_error(
-        cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, probe_keys, probe_indices, std::uint32_t(n)),
-        "cub::DeviceRadixSort::SortPairs (sizing)");
+    coalesce::throw_on_error(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, probe_keys, probe_indices,
+                                                             std::uint32_t(n)),
+                             "cub::DeviceRadixSort::SortPairs (sizing)");
     ct::device_buffer<unsigned char> temp(temp_bytes > 0 ? temp_bytes : 1);
     unsigned char* temp_storage = temp.data();
     auto* soa_lib_ptr = &soa_lib;
@@ -198,9 +198,9 @@ void records_reordered(runner& r, const std::vector<Particle>& particles) {
            record_keys_by_hand<<<blocks_of(n), 256, 0, s>>>(work, n, keys, index_pairs);
            cub::DoubleBuffer<std::uint32_t> k(keys, keys + n), v(index_pairs, index_pairs + n);
            std::size_t bytes = temp_bytes;
-           coalesce::throw_on_error(
-               cub::DeviceRadixSort::SortPairs(temp_storage, bytes, k, v, std::uint32_t(n), 0, 32, s),
-               "cub::DeviceRadixSort::SortPairs");
+           coalesce::throw_on_error(cub::DeviceRadixSort::SortPairs(temp_storage, bytes, k, v, std::uint32_t(n), 0, 32,
+                                                                    s),
+                                    "cub::DeviceRadixSort::SortPairs");
            gather_records_by_hand<<<blocks_of(n), 256, 0, s>>>(work, v.Current(), n, to);
          }},
         {"coalesce::sort_by_key(vector<Particle>) [soa]", row_role::competitor,
@@ -219,9 +219,9 @@ void records_reordered(runner& r, const std::vector<Particle>& particles) {
       if (c.role == row_role::context) continue;
       c.launch(0);
       ct::check_sync(c.name.c_str());
-      const auto got = c.name.rfind("CUB", 0) == 0                   ? records_out.to_vector()
+      const auto got = c.name.rfind("CUB", 0) == 0               ? records_out.to_vector()
                        : c.name.find("aos") != std::string::npos ? records_lib.to_vector()
-                                                                   : soa_lib.to_vector();
+                                                                 : soa_lib.to_vector();
       if (!same_particles(got, sorted)) r.mismatch(group + ": " + c.name);
     }
     r.measure(group, candidates, 48.0 * double(n) + 48.0 * double(n));
@@ -249,12 +249,11 @@ void layouts(runner& r) {
   {
     const std::string group = "layouts: particle update in place on columns and tiles (6 float fields, 3 written)";
     std::printf("%s\n", group.c_str());
-    const std::vector<candidate> candidates{
-        {"coalesce::for_each(vector<Particle>) [soa]", row_role::competitor,
-         [=](cudaStream_t s) { coalesce::for_each(soa_view, drift{}, s); }},
-        {"coalesce::for_each(vector<Particle, aosoa<32>>)", row_role::library,
-         [=](cudaStream_t s) { coalesce::for_each(tiles_view, drift{}, s); },
-         versus("coalesce::for_each(vector<Particle>) [soa]", 0.98)}};
+    const std::vector<candidate> candidates{{"coalesce::for_each(vector<Particle>) [soa]", row_role::competitor,
+                                             [=](cudaStream_t s) { coalesce::for_each(soa_view, drift{}, s); }},
+                                            {"coalesce::for_each(vector<Particle, aosoa<32>>)", row_role::library,
+                                             [=](cudaStream_t s) { coalesce::for_each(tiles_view, drift{}, s); },
+                                             versus("coalesce::for_each(vector<Particle>) [soa]", 0.98)}};
     soa.assign(coalesce::soa_vector<Particle, coalesce::host_space>(initial));
     candidates[0].launch(0);
     ct::check_sync("soa");
@@ -298,24 +297,24 @@ void layouts(runner& r) {
     const auto ri = records.const_view();
     Particle* copy_to = copy_out.data();
     const auto memcpy_target = versus("cudaMemcpy", 0.95);
-    std::vector<candidate> candidates{
-        {"cudaMemcpy", row_role::competitor,
-         [=](cudaStream_t s) {
-           coalesce::throw_on_error(
-               cudaMemcpyAsync(copy_to, raw, n * sizeof(Particle), cudaMemcpyDeviceToDevice, s), "cudaMemcpyAsync");
-         }},
-        {"coalesce::convert soa -> aos", row_role::library,
-         [=](cudaStream_t s) { coalesce::convert(si, ro, s); }, memcpy_target},
-        {"coalesce::convert aos -> soa", row_role::library,
-         [=](cudaStream_t s) { coalesce::convert(ri, so, s); }, memcpy_target},
-        {"coalesce::convert soa -> aosoa<32>", row_role::library,
-         [=](cudaStream_t s) { coalesce::convert(si, to, s); }, memcpy_target},
-        {"coalesce::convert aosoa<32> -> soa", row_role::library,
-         [=](cudaStream_t s) { coalesce::convert(ti, so, s); }, memcpy_target},
-        {"coalesce::convert aos -> aosoa<32>", row_role::library,
-         [=](cudaStream_t s) { coalesce::convert(ri, to, s); }, memcpy_target},
-        {"coalesce::convert aosoa<32> -> aos", row_role::library,
-         [=](cudaStream_t s) { coalesce::convert(ti, ro, s); }, memcpy_target}};
+    std::vector<candidate> candidates{{"cudaMemcpy", row_role::competitor,
+                                       [=](cudaStream_t s) {
+                                         coalesce::throw_on_error(cudaMemcpyAsync(copy_to, raw, n * sizeof(Particle),
+                                                                                  cudaMemcpyDeviceToDevice, s),
+                                                                  "cudaMemcpyAsync");
+                                       }},
+                                      {"coalesce::convert soa -> aos", row_role::library,
+                                       [=](cudaStream_t s) { coalesce::convert(si, ro, s); }, memcpy_target},
+                                      {"coalesce::convert aos -> soa", row_role::library,
+                                       [=](cudaStream_t s) { coalesce::convert(ri, so, s); }, memcpy_target},
+                                      {"coalesce::convert soa -> aosoa<32>", row_role::library,
+                                       [=](cudaStream_t s) { coalesce::convert(si, to, s); }, memcpy_target},
+                                      {"coalesce::convert aosoa<32> -> soa", row_role::library,
+                                       [=](cudaStream_t s) { coalesce::convert(ti, so, s); }, memcpy_target},
+                                      {"coalesce::convert aos -> aosoa<32>", row_role::library,
+                                       [=](cudaStream_t s) { coalesce::convert(ri, to, s); }, memcpy_target},
+                                      {"coalesce::convert aosoa<32> -> aos", row_role::library,
+                                       [=](cudaStream_t s) { coalesce::convert(ti, ro, s); }, memcpy_target}};
     const auto want = soa.to_vector();  // every source holds the drifted particles now
     if (!same_particles(tiles.to_vector(), want) || !same_particles(records.to_vector(), want))
       r.mismatch(group + ": sources differ");

@@ -68,29 +68,17 @@ COALESCE_DEVICE COALESCE_FORCEINLINE void write_element(const View& to, std::siz
   }
 }
 
-// out[i] = in[indices[i]] for i < n. From records, one element a thread (a record's words are
-// several loads in flight already); a leaf at a time, gather_batch elements a thread in flight.
-template <bool InRecords>
-inline constexpr std::size_t gather_elements_per_block =
-    InRecords ? std::size_t(permute_threads) : std::size_t(gather_batch) * permute_threads;
+// out[i] = in[indices[i]] for i < n, gather_batch elements a thread in flight.
 template <bool InRecords, bool OutRecords, class In, class Out, class Index>
 __global__ void __launch_bounds__(permute_threads)
     gather_elements_kernel(In in, const Index* indices, std::size_t n, Out out) {
-  if constexpr (InRecords && is_record_view_v<In>) {
-    const std::size_t i = std::size_t(blockIdx.x) * permute_threads + threadIdx.x;
-    if (i >= n) return;
-    const std::size_t from = indices[i];
-    COALESCE_ASSERT(from < in.size(), "coalesce::gather: an index is outside the input view");
-    write_element<OutRecords>(out, i, read_element<true>(in, from));
-  } else {
-    for_each_batch(
-        n,
-        [&](std::size_t, std::size_t from) {
-          COALESCE_ASSERT(from < in.size(), "coalesce::gather: an index is outside the input view");
-          return read_element<false>(in, from);
-        },
-        indices, [&](std::size_t i, const auto& v) { write_element<OutRecords>(out, i, v); });
-  }
+  for_each_batch(
+      n,
+      [&](std::size_t, std::size_t from) {
+        COALESCE_ASSERT(from < in.size(), "coalesce::gather: an index is outside the input view");
+        return read_element<InRecords>(in, from);
+      },
+      indices, [&](std::size_t i, const auto& v) { write_element<OutRecords>(out, i, v); });
 }
 
 // out[indices[i]] = in[i] for i < in.size().
@@ -131,7 +119,7 @@ struct gather_launch {
   template <class In, class Out, class Index>
   static void launch(cudaStream_t stream, const char* what, const In& in, const Index* indices, std::size_t n,
                      const Out& out) {
-    const unsigned blocks = blocks_for(n, gather_elements_per_block < InRecords && is_record_view_v < In >>, what);
+    const unsigned blocks = blocks_for(n, std::size_t(gather_batch) * permute_threads, what);
     gather_elements_kernel<InRecords, OutRecords><<<blocks, permute_threads, 0, stream>>>(in, indices, n, out);
   }
 };

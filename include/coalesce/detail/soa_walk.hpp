@@ -182,60 +182,9 @@ struct soa_columns {
         ...);
   }
 
-#ifndef COALESCE_DETAIL_STAGE_TILES
-#  define COALESCE_DETAIL_STAGE_TILES 0
-#endif
-  // Experimental: a warp whose 32 chunks are whole tiles copies them into shared memory as one
-  // contiguous span (512 bytes an instruction), and each lane reads its chunks there.
-  template <unsigned N>
-  COALESCE_HOST_DEVICE static constexpr std::size_t staged_tile_words() {
-    if constexpr (leaf_runs<View>::whole_columns) {
-      return 0;
-    } else {
-      using map = layout_map<value_type, typename View::layout_type>;
-      constexpr std::size_t tiles = std::size_t(32) * N / map::group;
-      constexpr bool whole = std::size_t(32) * N % map::group == 0;
-      constexpr std::size_t words = whole ? tiles * map::tile_bytes / 16 : 0;
-      return COALESCE_DETAIL_STAGE_TILES && words * 16 * (chunk_walk_threads / 32) <= 40 * 1024 ? words : 0;
-    }
-  }
-  template <unsigned N, bool ReadOnly, std::size_t... I>
-  COALESCE_DEVICE COALESCE_FORCEINLINE bool load_staged_tiles(std::size_t first, value_type (&out)[N], unsigned lanes,
-                                                              std::index_sequence<I...>) const {
-    constexpr std::size_t words = staged_tile_words<N>();
-    if constexpr (words == 0) {
-      return false;
-    } else {
-      using map = layout_map<value_type, typename View::layout_type>;
-      const unsigned lane = threadIdx.x % 32;
-      const std::size_t warp_first = view.first() + first - std::size_t(lane) * N;
-      if (lanes != 0xFFFFFFFFu || warp_first % map::group != 0) return false;
-      __shared__ uint4 stage[words * (chunk_walk_threads / 32)];
-      uint4* slots = stage + threadIdx.x / 32 * words;
-      const auto* from = reinterpret_cast<const uint4*>(view.block() + warp_first / map::group * map::tile_bytes);
-      __syncwarp();
-#pragma unroll
-      for (std::size_t k = lane; k < words; k += 32) slots[k] = load_chunk<ReadOnly>(from + k);
-      __syncwarp();
-      const std::size_t at = std::size_t(lane) * N;
-      const auto* tile = reinterpret_cast<const unsigned char*>(slots) + at / map::group * map::tile_bytes;
-      (
-          [&] {
-            const auto chunk = *reinterpret_cast<const chunk_of<N, I>*>(
-                tile + map::offsets.at[I] + at % map::group * sizeof(leaf_type_t<value_type, I>));
-#pragma unroll
-            for (unsigned k = 0; k < N; ++k) struct_leaf<I>(out[k]) = chunk.value[k];
-          }(),
-          ...);
-      __syncwarp();
-      return true;
-    }
-  }
-
   template <unsigned N, bool ReadOnly, std::size_t... I>
   COALESCE_DEVICE COALESCE_FORCEINLINE void load_fields(std::size_t first, value_type (&out)[N], unsigned lanes,
                                                         std::index_sequence<I...>) const {
-    if (load_staged_tiles<N, ReadOnly>(first, out, lanes, std::index_sequence<I...>{})) return;
     (
         [&] {
           chunk_of<N, I> chunk;
