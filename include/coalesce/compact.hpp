@@ -159,16 +159,18 @@ std::size_t copy_if(const soa_vector<T, device_space, R1>& v, soa_vector<T, devi
   return copy_if(v.const_view(), out, pred);
 }
 
-/// The same between device vectors of any layouts, on the output's stream.
+/// copy_if between two device layout_vectors (records or tiles), on the output's stream.
 template <class T, class L1, class R1, class L2, class R2, class Pred>
 std::size_t copy_if(const layout_vector<T, L1, device_space, R1>& v, layout_vector<T, L2, device_space, R2>& out,
                     Pred pred) {
   return copy_if(v.const_view(), out, pred);
 }
+/// copy_if from a device layout_vector into a device soa_vector, on the output's stream.
 template <class T, class L1, class R1, class R2, class Pred>
 std::size_t copy_if(const layout_vector<T, L1, device_space, R1>& v, soa_vector<T, device_space, R2>& out, Pred pred) {
   return copy_if(v.const_view(), out, pred);
 }
+/// copy_if from a device soa_vector into a device layout_vector, on the output's stream.
 template <class T, class R1, class L2, class R2, class Pred>
 std::size_t copy_if(const soa_vector<T, device_space, R1>& v, layout_vector<T, L2, device_space, R2>& out, Pred pred) {
   return copy_if(v.const_view(), out, pred);

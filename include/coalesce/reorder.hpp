@@ -304,33 +304,37 @@ void sort_by_key(layout_vector<T, Layout, Space, Resource>& v, Key key, int end_
   detail::sort_vector_by_key<T, Space>(v, key, end_bit);
 }
 
-/// gather and scatter between device containers of any layouts (soa_vector, layout_vector), on the
-/// output's stream.
+/// gather between two device layout_vectors (records or tiles), on the output's stream.
 template <class T, class L1, class R1, class Index, std::size_t Extent, class L2, class R2>
 void gather(const layout_vector<T, L1, device_space, R1>& v, cuda::std::span<Index, Extent> indices,
             layout_vector<T, L2, device_space, R2>& out) {
   gather(v.const_view(), indices, out.view(), out.stream());
 }
+/// gather from a device soa_vector into a device layout_vector, on the output's stream.
 template <class T, class R1, class Index, std::size_t Extent, class L2, class R2>
 void gather(const soa_vector<T, device_space, R1>& v, cuda::std::span<Index, Extent> indices,
             layout_vector<T, L2, device_space, R2>& out) {
   gather(v.const_view(), indices, out.view(), out.stream());
 }
+/// gather from a device layout_vector into a device soa_vector, on the output's stream.
 template <class T, class L1, class R1, class Index, std::size_t Extent, class R2>
 void gather(const layout_vector<T, L1, device_space, R1>& v, cuda::std::span<Index, Extent> indices,
             soa_vector<T, device_space, R2>& out) {
   gather(v.const_view(), indices, out.view(), out.stream());
 }
+/// scatter between two device layout_vectors (records or tiles), on the output's stream.
 template <class T, class L1, class R1, class Index, std::size_t Extent, class L2, class R2>
 void scatter(const layout_vector<T, L1, device_space, R1>& v, cuda::std::span<Index, Extent> indices,
              layout_vector<T, L2, device_space, R2>& out) {
   scatter(v.const_view(), indices, out.view(), out.stream());
 }
+/// scatter from a device soa_vector into a device layout_vector, on the output's stream.
 template <class T, class R1, class Index, std::size_t Extent, class L2, class R2>
 void scatter(const soa_vector<T, device_space, R1>& v, cuda::std::span<Index, Extent> indices,
              layout_vector<T, L2, device_space, R2>& out) {
   scatter(v.const_view(), indices, out.view(), out.stream());
 }
+/// scatter from a device layout_vector into a device soa_vector, on the output's stream.
 template <class T, class L1, class R1, class Index, std::size_t Extent, class R2>
 void scatter(const layout_vector<T, L1, device_space, R1>& v, cuda::std::span<Index, Extent> indices,
              soa_vector<T, device_space, R2>& out) {
