@@ -6,7 +6,9 @@
 //   - a random gather of whole particles on records: >= 0.9 x the floor of the reorder group's
 //     gathers (32-byte records staged beforehand, one scattered record read a particle);
 //   - sort_by_key of 32 M particles on records: >= 1.4 x the same on SoA, and >= 1.0 x CUB's
-//     SortPairs of (key, index) followed by the best record gather we can write by hand.
+//     SortPairs of (key, index) followed by the best record gather we can write by hand;
+//   - layout::split (48-byte bodies, six hot floats in columns, 24 cold bytes in records): the
+//     hot update >= 0.98 x the same on SoA, and a random gather of whole bodies >= 1.0 x SoA's.
 // Every row is checked once against the host before it is timed.
 #include "bench.hpp"
 
@@ -23,6 +25,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <numeric>
 #include <random>
 #include <string>
@@ -228,6 +231,106 @@ void records_reordered(runner& r, const std::vector<Particle>& particles) {
   }
 }
 
+// A body of 48 bytes: six hot floats (the particle update's) and 24 cold bytes read rarely.
+struct Body {
+  float x, y, z, vx, vy, vz;
+  double charge;
+  std::uint32_t id, species;
+  float mass, radius;
+};
+}  // namespace
+}  // namespace bench
+COALESCE_FIELDS(bench::Body, x, y, z, vx, vy, vz, charge, id, species, mass, radius);
+namespace bench {
+namespace {
+
+bool same_bodies(const std::vector<Body>& a, const std::vector<Body>& b) {
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(Body)) == 0);
+}
+
+// layout::split against the layouts it sits between: the update of the hot fields (on columns:
+// 36 bytes a body moved, the cold ones untouched; on records: all 48) and a random gather of whole
+// bodies (columns: a sector a field; records: one record; split: one hot sector a field and one
+// cold record).
+void split_bodies(runner& r) {
+  const std::size_t n = std::size_t(1) << 24;
+  std::vector<Body> initial(n);
+  std::mt19937_64 random(ct::test_seed());
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  for (std::size_t i = 0; i < n; ++i)
+    initial[i] = Body{uniform(random),
+                      uniform(random),
+                      uniform(random),
+                      uniform(random),
+                      uniform(random),
+                      uniform(random),
+                      double(uniform(random)),
+                      std::uint32_t(i),
+                      std::uint32_t(i % 3),
+                      1.0f,
+                      0.5f};
+  using hot = layout::split<layout::fields<&Body::x, &Body::y, &Body::z, &Body::vx, &Body::vy, &Body::vz>>;
+  coalesce::vector<Body> soa(initial);
+  coalesce::vector<Body, layout::aos> records(initial);
+  coalesce::vector<Body, hot> split(initial);
+  auto expected = initial;
+  for (auto& b : expected) drift{}(b);
+  {
+    const std::string group = "layouts: split, update of 48-byte bodies' 6 hot float fields (3 written)";
+    std::printf("%s\n", group.c_str());
+    const auto sv = soa.view();
+    const auto rv = records.view();
+    const auto hv = split.view();
+    const std::vector<candidate> candidates{{"coalesce::for_each(vector<Body>) [soa]", row_role::competitor,
+                                             [=](cudaStream_t s) { coalesce::for_each(sv, drift{}, s); }},
+                                            {"coalesce::for_each(vector<Body, aos>)", row_role::context,
+                                             [=](cudaStream_t s) { coalesce::for_each(rv, drift{}, s); }},
+                                            {"coalesce::for_each(vector<Body, split<hot fields>>)", row_role::library,
+                                             [=](cudaStream_t s) { coalesce::for_each(hv, drift{}, s); },
+                                             versus("coalesce::for_each(vector<Body>) [soa]", 0.98)}};
+    for (const auto& c : candidates) c.launch(0);
+    ct::check_sync("split update");
+    if (!same_bodies(soa.to_vector(), expected)) r.mismatch(group + ": soa");
+    if (!same_bodies(records.to_vector(), expected)) r.mismatch(group + ": aos");
+    if (!same_bodies(split.to_vector(), expected)) r.mismatch(group + ": split");
+    r.measure(group, candidates, 36.0 * double(n));
+  }
+  {
+    const std::string group = "layouts: split, random gather of whole 48-byte bodies";
+    std::printf("%s\n", group.c_str());
+    std::vector<std::uint32_t> permutation(n);
+    std::iota(permutation.begin(), permutation.end(), 0u);
+    std::shuffle(permutation.begin(), permutation.end(), std::mt19937_64(ct::test_seed() + 1));
+    std::vector<Body> gathered(n);
+    const auto now = soa.to_vector();
+    for (std::size_t i = 0; i < n; ++i) gathered[i] = now[permutation[i]];
+    const ct::device_buffer<std::uint32_t> indices(permutation);
+    const cuda::std::span<const std::uint32_t> order(indices.data(), n);
+    coalesce::vector<Body> soa_out(n);
+    coalesce::vector<Body, layout::aos> records_out(n);
+    coalesce::vector<Body, hot> split_out(n);
+    const auto si = soa.const_view();
+    const auto ri = records.const_view();
+    const auto hi = split.const_view();
+    const auto so = soa_out.view();
+    const auto ro = records_out.view();
+    const auto ho = split_out.view();
+    const std::vector<candidate> candidates{{"coalesce::gather(vector<Body>) [soa]", row_role::competitor,
+                                             [=](cudaStream_t s) { coalesce::gather(si, order, so, s); }},
+                                            {"coalesce::gather(vector<Body, aos>)", row_role::competitor,
+                                             [=](cudaStream_t s) { coalesce::gather(ri, order, ro, s); }},
+                                            {"coalesce::gather(vector<Body, split<hot fields>>)", row_role::library,
+                                             [=](cudaStream_t s) { coalesce::gather(hi, order, ho, s); },
+                                             versus("coalesce::gather(vector<Body>) [soa]", 1.0)}};
+    for (const auto& c : candidates) c.launch(0);
+    ct::check_sync("split gather");
+    if (!same_bodies(soa_out.to_vector(), gathered)) r.mismatch(group + ": soa");
+    if (!same_bodies(records_out.to_vector(), gathered)) r.mismatch(group + ": aos");
+    if (!same_bodies(split_out.to_vector(), gathered)) r.mismatch(group + ": split");
+    r.measure(group, candidates, (48.0 + 4.0 + 48.0) * double(n));
+  }
+}
+
 }  // namespace
 
 void layouts(runner& r) {
@@ -330,6 +433,7 @@ void layouts(runner& r) {
     r.measure(group, candidates, 48.0 * double(n));
   }
   records_reordered(r, initial);
+  split_bodies(r);
 }
 
 }  // namespace bench

@@ -39,10 +39,11 @@ namespace coalesce {
 template <class T, class Layout, class Space = device_space, class Resource = default_resource_t<Space>>
 class layout_vector {
   static_assert(detail::check_soa_element<T>());
-  static constexpr bool record_layout = std::is_same_v<Layout, layout::aos> || detail::is_aosoa<Layout>::value;
+  static constexpr bool record_layout =
+      std::is_same_v<Layout, layout::aos> || detail::is_aosoa<Layout>::value || detail::is_split<Layout>::value;
   static_assert(record_layout,
-                "coalesce::layout_vector<T, Layout>: Layout must be coalesce::layout::aos or layout::aosoa<Lanes> "
-                "(coalesce::vector<T, layout::soa> is soa_vector<T>)");
+                "coalesce::layout_vector<T, Layout>: Layout must be coalesce::layout::aos, layout::aosoa<Lanes> or "
+                "layout::split<Hot, Cold> (coalesce::vector<T, layout::soa> is soa_vector<T>)");
   // Completes Layout, so that layout::aosoa<Lanes> checks its Lanes (is_empty_v holds for every layout).
   static_assert(std::is_empty_v<Layout> || !std::is_empty_v<Layout>);
   // After that assertion, records: no second error from the types below.
@@ -137,8 +138,8 @@ class layout_vector {
   cudaStream_t stream() const noexcept { return storage_.resource().stream(); }  ///< the resource's stream
   std::size_t allocated_bytes() const noexcept { return storage_.allocated_bytes(); }  ///< bytes taken
 
-  view_type view() noexcept { return view_type(block(), size_); }  ///< the elements, for kernels
-  const_view_type view() const noexcept { return const_view_type(block(), size_); }  ///< read-only
+  view_type view() noexcept { return view_type(block(), size_, 0, stride()); }  ///< the elements, for kernels
+  const_view_type view() const noexcept { return const_view_type(block(), size_, 0, stride()); }  ///< read-only
   const_view_type const_view() const noexcept { return view(); }                      ///< read-only
   iterator begin() noexcept { return view().begin(); }                                ///< the first element
   iterator end() noexcept { return view().end(); }                                    ///< one past the last
@@ -172,7 +173,7 @@ class layout_vector {
                                "reserve enough capacity before the capture begins");
       with_capacity(grown).swap(*this);
     }
-    view_type(block(), size_ + 1)[size_] = value;
+    view_type(block(), size_ + 1, 0, stride())[size_] = value;
     ++size_;
   }
 
@@ -217,8 +218,7 @@ class layout_vector {
       detail::refuse_capture_of<S, R>(detail::uncapturable::waits, other.stream(), "coalesce::layout_vector::assign",
                                       "assign_async into a pinned (pinned_resource) vector");
     }
-    copy_prefix_from<S>(other.const_view().block(), size_,
-                        detail::device_side_stream<Space, S>(stream(), other.stream()));
+    copy_prefix_from<S>(other.const_view(), size_, detail::device_side_stream<Space, S>(stream(), other.stream()));
     if constexpr (!on_device) detail::wait_for<S>(other.stream());
   }
   /// Copies every element of `other` without waiting, ordered on the device side's stream (or on
@@ -239,7 +239,7 @@ class layout_vector {
                   "synchronously; allocate it with coalesce::pinned_resource, or use assign");
     if constexpr (copy::possible) {
       detail::check_same_size(other.size(), size_, "assign_async");
-      copy_prefix_from<S>(other.const_view().block(), size_, stream);
+      copy_prefix_from<S>(other.const_view(), size_, stream);
     }
   }
 
@@ -266,6 +266,11 @@ class layout_vector {
   friend class layout_vector;
 
   unsigned char* block() const noexcept { return static_cast<unsigned char*>(storage_.get()); }
+  // layout::split: the length of the hot columns of the allocation (0 for the other layouts).
+  std::size_t stride() const noexcept {
+    if constexpr (detail::is_split<checked_layout>::value) return map::stride_for(capacity_);
+    else return 0;
+  }
 
   void refuse_capture(detail::uncapturable reason, const char* what, const char* instead) const {
     detail::refuse_capture_of<Space, Resource>(reason, stream(), what, instead);
@@ -294,7 +299,7 @@ class layout_vector {
   layout_vector with_capacity(std::size_t count) const {
     layout_vector next(resource());
     next.allocate(count);
-    next.template copy_prefix_from<Space>(block(), size_, stream());
+    next.template copy_prefix_from<Space>(const_view(), size_, stream());
     next.size_ = size_;
     return next;
   }
@@ -310,14 +315,16 @@ class layout_vector {
     size_ = count;
   }
   template <class FromSpace>
-  void copy_prefix_from(const unsigned char* from, std::size_t count, cudaStream_t on) {
-    detail::copy_layout_prefix<T, Space, FromSpace>(checked_layout{}, block(), from, count, on);
+  void copy_prefix_from(const layout_view<const T, checked_layout, FromSpace>& from, std::size_t count,
+                        cudaStream_t on) {
+    detail::copy_layout_prefix<T, Space, FromSpace>(checked_layout{}, block(), stride(), from.block(), from.stride(),
+                                                    count, on);
   }
   template <class S, class R>
   void copy_from(const layout_vector<T, Layout, S, R>& other) {
     allocate(other.size());
     const cudaStream_t on = detail::device_side_stream<Space, S>(stream(), other.stream());
-    copy_prefix_from<S>(other.const_view().block(), other.size(), on);
+    copy_prefix_from<S>(other.const_view(), other.size(), on);
     if constexpr (!on_device) detail::wait_for<S>(on);
     size_ = other.size();
   }
@@ -330,7 +337,7 @@ class layout_vector {
       size_ = count;
     } else if constexpr (!on_device) {
       allocate(count);
-      const view_type v(block(), count);
+      const view_type v(block(), count, 0, stride());
       for (std::size_t i = 0; i < count; ++i) v[i] = aos[i];
       size_ = count;
     } else {
@@ -340,7 +347,7 @@ class layout_vector {
     }
   }
   void fill_value_initialized(std::size_t first, std::size_t last) {
-    detail::fill_layout_value_initialized<T, Space>(checked_layout{}, block(), first, last, stream());
+    detail::fill_layout_value_initialized<T, Space>(checked_layout{}, block(), stride(), first, last, stream());
   }
 
   detail::owned_bytes<Resource> storage_;

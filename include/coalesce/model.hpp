@@ -7,6 +7,7 @@
 
 #include <coalesce/config.hpp>
 #include <coalesce/detail/layout_map.hpp>
+#include <coalesce/detail/split_map.hpp>
 #include <coalesce/layout.hpp>
 
 #include <cuda/std/array>
@@ -310,18 +311,28 @@ COALESCE_HOST_DEVICE constexpr double band_halo_sectors_per_output_sector(unsign
 
 namespace detail {
 
-// Thread t's address: leaf L of element first + t in tiles of Lanes elements.
-template <class T, std::size_t Lanes, std::size_t L>
-struct tile_lane {
+// Thread t's address: a leaf of element first + t in groups of Group elements (tiles), GroupBytes
+// apart, the leaf's run Offset bytes into its group, Bytes a value.
+template <std::size_t Group, std::size_t GroupBytes, std::size_t Offset, std::size_t Bytes>
+struct group_lane {
   std::size_t first;
   unsigned warp_first;
   COALESCE_HOST_DEVICE constexpr std::uint64_t operator()(unsigned lane) const {
-    using map = coalesce::detail::layout_map<T, layout::aosoa<Lanes>>;
     const std::size_t i = first + warp_first + lane;
-    return std::uint64_t(i / Lanes * map::tile_bytes + map::offsets.at[L] +
-                         i % Lanes * sizeof(coalesce::detail::leaf_type_t<T, L>));
+    return std::uint64_t(i / Group * GroupBytes + Offset + i % Group * Bytes);
   }
 };
+
+// The cost of threads reading a leaf in groups (see group_lane), a warp at a time.
+template <class Lane>
+COALESCE_HOST_DEVICE constexpr global_cost grouped_access(std::size_t first, unsigned threads, unsigned bytes) {
+  global_cost total{};
+  for (unsigned warp_first = 0; warp_first < threads; warp_first += warp_size) {
+    const Lane lane{first, warp_first};
+    accumulate(total, warp_global_access(lane, bytes, lanes_mask(threads - warp_first)));
+  }
+  return total;
+}
 
 }  // namespace detail
 
@@ -332,25 +343,34 @@ struct tile_lane {
 ///   - layout::aosoa<Lanes>: leaf L's runs in the tiles: 4 sectors while a warp stays in one tile;
 ///   - layout::aos: records sizeof(T) apart, the leaf `leaf_offset` bytes into its record
 ///     (offsetof(T, member), which only the caller can compute in a constant expression): a float
-///     of a 24-byte particle is 24 sectors a request, 4 bytes used of each 32 read.
+///     of a 24-byte particle is 24 sectors a request, 4 bytes used of each 32 read;
+///   - layout::split<Hot, Cold>: a hot leaf as in its column; a cold one in Cold's records (of the
+///     cold leaves only, at their offset there) or tiles.
 /// The leaf must be 1, 2, 4, 8 or 16 bytes (one access); otherwise the cost is empty.
 template <class T, class Layout, std::size_t L>
 COALESCE_HOST_DEVICE constexpr global_cost field_access(std::size_t first = 0, unsigned threads = warp_size,
                                                         std::size_t leaf_offset = 0) {
   constexpr unsigned bytes = unsigned(sizeof(coalesce::detail::leaf_type_t<T, L>));
   static_assert(is_layout_v<Layout>, "coalesce::model::field_access<T, Layout, L>: Layout must be "
-                                     "coalesce::layout::soa, aos or aosoa<Lanes>");
+                                     "coalesce::layout::soa, aos, aosoa<Lanes> or split<Hot, Cold>");
   if constexpr (std::is_same_v<Layout, layout::soa>) {
     return strided_access(bytes, bytes, first * bytes, threads);
   } else if constexpr (std::is_same_v<Layout, layout::aos>) {
     return strided_access(sizeof(T), bytes, first * sizeof(T) + leaf_offset, threads);
-  } else {
-    global_cost total{};
-    for (unsigned warp_first = 0; warp_first < threads; warp_first += warp_size) {
-      const detail::tile_lane<T, Layout::lanes, L> lane{first, warp_first};
-      detail::accumulate(total, warp_global_access(lane, bytes, detail::lanes_mask(threads - warp_first)));
+  } else if constexpr (coalesce::detail::is_split<Layout>::value) {
+    using map = coalesce::detail::layout_map<T, Layout>;
+    if constexpr (map::table.hot[L]) {
+      return strided_access(bytes, bytes, first * bytes, threads);
+    } else if constexpr (map::group == 1) {
+      return strided_access(map::group_bytes, bytes, first * map::group_bytes + map::template cold_offset<L>, threads);
+    } else {
+      return detail::grouped_access<
+          detail::group_lane<map::group, map::group_bytes, map::template cold_offset<L>, bytes>>(first, threads, bytes);
     }
-    return total;
+  } else {
+    using map = coalesce::detail::layout_map<T, Layout>;
+    return detail::grouped_access<detail::group_lane<Layout::lanes, map::tile_bytes, map::offsets.at[L], bytes>>(
+        first, threads, bytes);
   }
 }
 

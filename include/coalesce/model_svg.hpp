@@ -184,11 +184,31 @@ std::vector<mapped_leaf> map_leaves(std::size_t count, std::index_sequence<L...>
   using coalesce::detail::leaf_type_t;
   constexpr std::size_t sizes[] = {sizeof(leaf_type_t<T, L>)...};
   std::vector<mapped_leaf> leaves;
-  if constexpr (std::is_same_v<Layout, layout::soa>) {
+  if constexpr (std::is_same_v<Layout, layout::soa> || coalesce::detail::is_split<Layout>::value) {
+    // Columns (a split's hot leaves'), then a split's cold records or tiles from a new line.
+    constexpr auto columns = [] {
+      std::array<bool, sizeof...(L)> hot{};
+      for (std::size_t l = 0; l < sizeof...(L); ++l) {
+        if constexpr (coalesce::detail::is_split<Layout>::value)
+          hot[l] = coalesce::detail::layout_map<T, Layout>::table.hot[l];
+        else hot[l] = true;
+      }
+      return hot;
+    }();
     std::size_t column = 0;
     for (std::size_t l = 0; l < sizeof...(L); ++l) {
+      if (!columns[l]) continue;
       for (std::size_t i = 0; i < count; ++i) leaves.push_back({column + i * sizes[l], sizes[l], l, i});
       column += (count * sizes[l] + line_bytes - 1) / line_bytes * line_bytes;
+    }
+    if constexpr (coalesce::detail::is_split<Layout>::value) {
+      using map = coalesce::detail::layout_map<T, Layout>;
+      for (std::size_t i = 0; i < count; ++i)
+        ((columns[L] ? void()
+                     : leaves.push_back({column + i / map::group * map::group_bytes + map::template cold_offset<L> +
+                                             i % map::group * sizes[L],
+                                         sizes[L], L, i})),
+         ...);
     }
   } else {
     // Addresses in a block at 0 (a record's leaves where the compiler put them).
@@ -205,9 +225,25 @@ std::vector<mapped_leaf> map_leaves(std::size_t count, std::index_sequence<L...>
   return leaves;
 }
 
+// Where a split's drawing ends: its hot columns, each from a new line, then its whole cold groups.
+template <class T, class Layout, std::size_t... L>
+std::size_t split_end(std::size_t count, std::index_sequence<L...>) {
+  using map = coalesce::detail::layout_map<T, Layout>;
+  const std::size_t columns =
+      ((map::table.hot[L]
+            ? (count * sizeof(coalesce::detail::leaf_type_t<T, L>) + line_bytes - 1) / line_bytes * line_bytes
+            : std::size_t(0)) +
+       ... + std::size_t(0));
+  return columns + (count + map::group - 1) / map::group * map::group_bytes;
+}
+template <class T, class Layout>
+std::size_t split_end(std::size_t count) {
+  return split_end<T, Layout>(count, std::make_index_sequence<coalesce::detail::leaf_count_v<T>>{});
+}
+
 }  // namespace detail
 
-/// The memory map of `count` elements of T in Layout (layout::soa, aos or aosoa<Lanes>): the bytes
+/// The memory map of `count` elements of T in Layout (layout::soa, aos, aosoa<Lanes> or split): the bytes
 /// in rows of 128 (a line each), every leaf of every element a cell coloured by leaf and numbered
 /// by element, and bytes no leaf uses (a record's padding, the ends of runs and tiles) grey. The
 /// caption counts the bytes used and the padding. Columns start on new lines, as they are far
@@ -218,7 +254,11 @@ std::string layout_svg(std::size_t count, const std::string& title) {
   const auto leaves = detail::map_leaves<T, Layout>(count, std::make_index_sequence<leaf_count>{});
   std::size_t end = 0, used = 0;
   for (const auto& l : leaves) end = std::max(end, l.offset + l.bytes), used += l.bytes;
-  if constexpr (!std::is_same_v<Layout, layout::soa>) end = coalesce::detail::layout_map<T, Layout>::bytes(count);
+  if constexpr (coalesce::detail::is_split<Layout>::value) {
+    end = detail::split_end<T, Layout>(count);
+  } else if constexpr (!std::is_same_v<Layout, layout::soa>) {
+    end = coalesce::detail::layout_map<T, Layout>::bytes(count);
+  }
   const std::size_t rows = (end + line_bytes - 1) / line_bytes;
   const double byte_w = 5, row_h = 22, left = 56, top = 44;
   const double width = left + line_bytes * byte_w + 16, height = top + rows * (row_h + 4) + 40;

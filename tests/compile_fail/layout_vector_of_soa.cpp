@@ -1,4 +1,4 @@
-// expect: coalesce::layout_vector<T, Layout>: Layout must be coalesce::layout::aos or layout::aosoa<Lanes>
+// expect: coalesce::layout_vector<T, Layout>: Layout must be coalesce::layout::aos, layout::aosoa<Lanes> or layout::split<Hot, Cold>
 #include <coalesce/layout_vector.hpp>
 
 struct Particle {

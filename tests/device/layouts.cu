@@ -1,5 +1,6 @@
 // Layouts on the device: one functor and one kernel template run on coalesce::vector<Walker> in
-// layout::soa, layout::aos, layout::aosoa<32> and layout::aosoa<8>, with results equal bit for bit
+// layout::soa, layout::aos, layout::aosoa<32>, layout::aosoa<8> and two layout::splits (the position
+// in columns, the rest in records or in tiles of 8), with results equal bit for bit
 // to the same code on the host's array of structs: for_each with member functions
 // (COALESCE_METHODS), a user's kernel on view[i], transform out of and into each layout,
 // transform_reduce, fill, for_each over a subview that starts mid-tile, and convert between every
@@ -58,6 +59,12 @@ COALESCE_METHODS(Walker, energy, kick, drift);
 }  // namespace on_device
 
 namespace {
+
+// The position hot, in columns; the velocity, charge and tag cold: in records, or in tiles of 8.
+using split_records = layout::split<
+    layout::fields<&on_device::Walker::x, &on_device::Walker::y, &on_device::Walker::z, &on_device::Walker::tag>>;
+using split_tiles = layout::split<layout::fields<&on_device::Walker::x, &on_device::Walker::y, &on_device::Walker::z>,
+                                  layout::aosoa<8>>;
 
 using on_device::Walker;
 
@@ -178,6 +185,8 @@ void convert_to_every_layout(const std::vector<Walker>& host) {
   convert_both_ways<From, layout::aos>(host);
   convert_both_ways<From, layout::aosoa<32>>(host);
   convert_both_ways<From, layout::aosoa<8>>(host);
+  convert_both_ways<From, split_records>(host);
+  convert_both_ways<From, split_tiles>(host);
 }
 
 }  // namespace
@@ -188,6 +197,8 @@ TEST_CASE("one functor and one kernel template on every layout give the host's r
   SECTION("aos") { run_everything_on<layout::aos>(); }
   SECTION("aosoa<32>") { run_everything_on<layout::aosoa<32>>(); }
   SECTION("aosoa<8>") { run_everything_on<layout::aosoa<8>>(); }
+  SECTION("split, cold records") { run_everything_on<split_records>(); }
+  SECTION("split, cold tiles") { run_everything_on<split_tiles>(); }
 }
 
 TEST_CASE("convert between every pair of layouts is exact, both ways") {
@@ -197,6 +208,8 @@ TEST_CASE("convert between every pair of layouts is exact, both ways") {
   convert_to_every_layout<layout::aos>(host);
   convert_to_every_layout<layout::aosoa<32>>(host);
   convert_to_every_layout<layout::aosoa<8>>(host);
+  convert_to_every_layout<split_records>(host);
+  convert_to_every_layout<split_tiles>(host);
 
   // Views of different sizes are refused, and nothing is written.
   coalesce::vector<Walker, layout::aos> a(host);
@@ -234,6 +247,7 @@ void permute_to_every_layout(const std::vector<Walker>& host, const std::vector<
   permute_between<From, layout::soa>(host, permutation);
   permute_between<From, layout::aos>(host, permutation);
   permute_between<From, layout::aosoa<32>>(host, permutation);
+  permute_between<From, split_records>(host, permutation);
 }
 
 template <class Layout>
@@ -257,10 +271,14 @@ TEST_CASE("gather, scatter and sort_by_key on every layout, and between layouts,
   permute_to_every_layout<layout::soa>(host, permutation);
   permute_to_every_layout<layout::aos>(host, permutation);
   permute_to_every_layout<layout::aosoa<32>>(host, permutation);
+  permute_to_every_layout<split_records>(host, permutation);
+  permute_to_every_layout<split_tiles>(host, permutation);
   sort_on<layout::aos>(host);
   sort_on<layout::soa>(host);
   sort_on<layout::aosoa<32>>(host);
   sort_on<layout::aosoa<8>>(host);
+  sort_on<split_records>(host);
+  sort_on<split_tiles>(host);
 }
 
 namespace {
@@ -299,6 +317,9 @@ TEST_CASE("erase_if and copy_if on every layout, and between layouts, keep the h
   compact_between<layout::soa, layout::aosoa<32>>(host);
   compact_between<layout::aosoa<32>, layout::aos>(host);
   compact_between<layout::aosoa<8>, layout::aosoa<8>>(host);
+  compact_between<split_records, split_records>(host);
+  compact_between<split_tiles, layout::aos>(host);
+  compact_between<layout::soa, split_tiles>(host);
 }
 
 TEST_CASE("device layout_vector growth keeps the elements and value-initializes the new ones") {
@@ -315,6 +336,15 @@ TEST_CASE("device layout_vector growth keeps the elements and value-initializes 
   require_same(tiles.to_vector(), host, "aosoa reserve");
   const auto copy = tiles;
   require_same(copy.to_vector(), host, "aosoa copy");
+  // A split grows with its columns longer: every hot column and the cold records move.
+  host.resize(45);
+  coalesce::vector<Walker, split_records> split(host);
+  coalesce::vector<Walker, split_tiles> split8(host);
+  split.resize(700);
+  split8.resize(700);
+  host.resize(700, Walker{});
+  require_same(split.to_vector(), host, "split resize");
+  require_same(split8.to_vector(), host, "split of tiles resize");
 }
 
 namespace {

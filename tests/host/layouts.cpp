@@ -35,6 +35,10 @@ namespace {
 
 using layouts_test::Body;
 namespace layout = coalesce::layout;
+// Position and cell hot (in columns), the rest cold: in records, or in tiles of 8.
+using hot_position = layout::fields<&Body::x, &Body::y, &Body::z, &Body::cell>;
+using split_records = layout::split<hot_position>;
+using split_tiles = layout::split<hot_position, layout::aosoa<8>>;
 template <class L>
 using host_vector = coalesce::vector<Body, L, coalesce::host_space>;
 
@@ -101,6 +105,54 @@ TEST_CASE("leaf_pointer addresses the leaf: in its record, or in its tile's run"
   CHECK(t.subview(13, 4).size() == 4);
 }
 
+TEST_CASE("split: the hot fields' leaves in columns 256-byte aligned, the others in records or tiles") {
+  using records = coalesce::detail::layout_map<Body, split_records>;
+  using tiles = coalesce::detail::layout_map<Body, split_tiles>;
+  // Leaves: x y z mass flags cell[0] cell[1] cell[2]; hot: x y z and the three cells.
+  const bool hot[] = {true, true, true, false, false, true, true, true};
+  for (std::size_t l = 0; l < 8; ++l) CHECK(records::table.hot[l] == hot[l]);
+  CHECK(records::hot_count == 6);
+  // Cold records: mass (a double) at 0, flags at 8, 16 bytes with the double's alignment.
+  CHECK(records::group == 1);
+  CHECK(records::group_bytes == 16);
+  CHECK(records::cold_offset<3> == 0);
+  CHECK(records::cold_offset<4> == 8);
+  // Cold tiles of 8: a run of 8 doubles (64 bytes), then 8 uint16 (16), each 16-byte aligned.
+  CHECK(tiles::group == 8);
+  CHECK(tiles::cold_offset<4> == 64);
+  CHECK(tiles::group_bytes == 80);
+  // Columns of stride elements (a multiple of 256), six 4-byte leaves, then the cold part.
+  CHECK(records::stride_for(1) == 256);
+  CHECK(records::stride_for(257) == 512);
+  CHECK(records::bytes(300) == 512 * 24 + 300 * 16);
+  CHECK(tiles::bytes(300) == 512 * 24 + 38 * 80);
+  CHECK(records::bytes(0) == 0);
+  CHECK_THROWS_AS(records::bytes(std::size_t(-1) / 8), std::length_error);
+
+  host_vector<split_records> r(300);
+  host_vector<split_tiles> t(300);
+  const auto rv = r.view();
+  const auto tv = t.view();
+  REQUIRE(rv.stride() == 512);
+  const auto* block = rv.block();
+  const auto at = [&](const void* p) { return std::size_t(static_cast<const unsigned char*>(p) - block); };
+  CHECK(at(rv.leaf_pointer<0>(7)) == 7 * 4);                       // x: column 0
+  CHECK(at(rv.leaf_pointer<2>(7)) == 2 * 512 * 4 + 7 * 4);         // z: column 2
+  CHECK(at(rv.leaf_pointer<5>(7)) == 3 * 512 * 4 + 7 * 4);         // cell[0]: column 3
+  CHECK(at(rv.leaf_pointer<7>(299)) == 5 * 512 * 4 + 299 * 4);     // cell[2]: column 5
+  CHECK(at(rv.leaf_pointer<3>(7)) == 6 * 512 * 4 + 7 * 16);        // mass: record 7
+  CHECK(at(rv.leaf_pointer<4>(7)) == 6 * 512 * 4 + 7 * 16 + 8);    // flags: record 7, after mass
+  for (const std::size_t column : {at(rv.leaf_pointer<0>(0)), at(rv.leaf_pointer<1>(0)), at(rv.leaf_pointer<2>(0)),
+                                   at(rv.leaf_pointer<5>(0)), at(rv.leaf_pointer<6>(0)), at(rv.leaf_pointer<3>(0))})
+    CHECK(column % 256 == 0);  // every column, and the cold records, start 256-byte aligned
+  const auto* tblock = tv.block();
+  CHECK(std::size_t(reinterpret_cast<const unsigned char*>(tv.leaf_pointer<4>(13)) - tblock) ==
+        6 * 512 * 4 + 1 * 80 + 64 + 5 * 2);  // flags of element 13: tile 1, lane 5
+  // A subview keeps the stride, and its element 0 is the view's element `first`.
+  CHECK(rv.subview(13).leaf_pointer<3>(0) == rv.leaf_pointer<3>(13));
+  CHECK(rv.subview(13).leaf_pointer<6>(2) == rv.leaf_pointer<6>(15));
+}
+
 TEST_CASE("one function template gives the same results through every layout's proxy") {
   const std::size_t n = 77;
   std::vector<Body> want(n);
@@ -118,6 +170,9 @@ TEST_CASE("one function template gives the same results through every layout's p
   check(updated_through<layout::aos>(n));
   check(updated_through<layout::aosoa<32>>(n));
   check(updated_through<layout::aosoa<4>>(n));
+  check(updated_through<split_records>(n));
+  check(updated_through<split_tiles>(n));
+  check(updated_through<layout::split<layout::fields<&Body::mass>, layout::aosoa<32>>>(n));
 }
 
 TEST_CASE("coalesce::vector is soa_vector for layout::soa, layout_vector otherwise") {
@@ -132,7 +187,7 @@ TEST_CASE("coalesce::vector is soa_vector for layout::soa, layout_vector otherwi
 }
 
 TEMPLATE_TEST_CASE("a host layout_vector grows, copies and moves like soa_vector", "", layout::aos, layout::aosoa<32>,
-                   layout::aosoa<8>) {
+                   layout::aosoa<8>, split_records, split_tiles) {
   std::vector<Body> want(45);
   for (std::size_t i = 0; i < want.size(); ++i) want[i] = body(i);
   host_vector<TestType> v(want);
@@ -199,4 +254,13 @@ TEST_CASE("the model's field_access: a warp reading one field of each layout") {
   // Many threads, warp by warp.
   STATIC_REQUIRE(model::field_access<Particle, layout::aosoa<32>, 0>(0, 256).requests == 8);
   STATIC_REQUIRE(model::field_access<Particle, layout::aosoa<32>, 0>(0, 256).sectors == 32);
+  // A split: a hot field as in its column; a cold one in records of the cold fields only (here
+  // y, z, vy, vz: 16 bytes, so a warp's float is 16 sectors, against 24 in whole records), or in
+  // cold tiles as in tiles.
+  using split = layout::split<layout::fields<&Particle::x, &Particle::vx>>;
+  using split_tiles = layout::split<layout::fields<&Particle::x, &Particle::vx>, layout::aosoa<32>>;
+  STATIC_REQUIRE(model::field_access<Particle, split, 3>().sectors_per_request() == 4.0);
+  STATIC_REQUIRE(model::field_access<Particle, split, 4>().sectors_per_request() == 16.0);
+  STATIC_REQUIRE(model::field_access<Particle, split_tiles, 4>().sectors_per_request() == 4.0);
+  STATIC_REQUIRE(model::field_access<Particle, split_tiles, 4>(16).lines == 2);
 }

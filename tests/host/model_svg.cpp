@@ -71,4 +71,16 @@ TEST_CASE("a layout's memory map draws every leaf of every element, and its padd
   // Columns: no padding between an element's values, each column from a new line.
   const std::string columns = m::layout_svg<Particle, layout::soa>(32, "soa");
   REQUIRE(columns.find("768 bytes of leaves, 0 of padding") != std::string::npos);
+  // A split: x and vx in columns (40 floats: 160 bytes, each column to the end of its second
+  // line), the other four in cold records of 16 bytes.
+  using hot = layout::split<layout::fields<&Particle::x, &Particle::vx>>;
+  const std::string split = m::layout_svg<Particle, hot>(40, "split");
+  REQUIRE(count(split, "fill=\"#5b8def\"") == 40);
+  REQUIRE(count(split, "fill=\"#e67e73\"") == 40);  // leaf 3 (vx)
+  REQUIRE(split.find("960 bytes of leaves, 192 of padding") != std::string::npos);
+  // Cold tiles of 32: the same four leaves in two tiles of 512 bytes.
+  const std::string split_tiles =
+      m::layout_svg<Particle, layout::split<layout::fields<&Particle::x, &Particle::vx>, layout::aosoa<32>>>(
+          40, "split tiles");
+  REQUIRE(split_tiles.find("960 bytes of leaves, 576 of padding") != std::string::npos);
 }

@@ -9,6 +9,7 @@
 #include <coalesce/detail/layout_map.hpp>
 #include <coalesce/detail/leaves.hpp>
 #include <coalesce/detail/soa_columns.hpp>  // fill_column
+#include <coalesce/detail/split_map.hpp>
 
 #include <cuda_runtime_api.h>
 
@@ -20,8 +21,10 @@
 namespace coalesce::detail {
 
 // Elements [0, count) of a block of records: one copy of their bytes.
+// (The strides, a split's column lengths, are unused by the other layouts.)
 template <class T, class ToSpace, class FromSpace>
-void copy_layout_prefix(layout::aos, unsigned char* to, const unsigned char* from, std::size_t count, cudaStream_t on) {
+void copy_layout_prefix(layout::aos, unsigned char* to, std::size_t, const unsigned char* from, std::size_t,
+                        std::size_t count, cudaStream_t on) {
   copy_rows<ToSpace, FromSpace>(to, 0, from, 0, count * sizeof(T), 1, on);
 }
 
@@ -38,8 +41,8 @@ void copy_partial_tile(unsigned char* to, const unsigned char* from, std::size_t
    ...);
 }
 template <class T, class ToSpace, class FromSpace, std::size_t Lanes>
-void copy_layout_prefix(layout::aosoa<Lanes>, unsigned char* to, const unsigned char* from, std::size_t count,
-                        cudaStream_t on) {
+void copy_layout_prefix(layout::aosoa<Lanes>, unsigned char* to, std::size_t, const unsigned char* from, std::size_t,
+                        std::size_t count, cudaStream_t on) {
   using map = layout_map<T, layout::aosoa<Lanes>>;
   const std::size_t whole = count / Lanes, rest = count % Lanes;
   copy_rows<ToSpace, FromSpace>(to, 0, from, 0, whole * map::tile_bytes, 1, on);
@@ -51,50 +54,108 @@ void copy_layout_prefix(layout::aosoa<Lanes>, unsigned char* to, const unsigned 
 // Elements [first, last) of a block of records = T{}: one record from the host, then doubling
 // copies (fill_column).
 template <class T, class Space>
-void fill_layout_value_initialized(layout::aos, unsigned char* block, std::size_t first, std::size_t last,
+void fill_layout_value_initialized(layout::aos, unsigned char* block, std::size_t, std::size_t first, std::size_t last,
                                    cudaStream_t on) {
   if (last > first) fill_column<Space>(reinterpret_cast<T*>(block) + first, last - first, T{}, on);
 }
 
-// Elements [first, last) of a block of tiles = T{}: the rest of first's tile leaf by leaf, then
-// whole tiles from one tile image made on the host, doubling (every lane of the last tile is
-// written: lanes past `last` are within the allocation, and hold T{} rather than nothing).
-template <class T, class Space, std::size_t Lanes, std::size_t... L>
-void fill_tile_lanes(unsigned char* block, std::size_t first, std::size_t count, cudaStream_t on,
-                     std::index_sequence<L...>) {
-  using map = layout_map<T, layout::aosoa<Lanes>>;
+// Elements [first, last) of a block of groups of G elements (tiles, or a split's cold records or
+// tiles) = T{}, for the leaves L...: the rest of first's group leaf by leaf, then whole groups
+// from one group image made on the host, doubling (every lane of the last group is written: lanes
+// past `last` are within the allocation, and hold T{} rather than nothing). Map addresses leaf L
+// of element i of a block as Map::leaf_pointer<L>(block, i, stride); `groups_at` is where the
+// groups start in the block, `group_bytes` their size; Map::grouped(L) says whether leaf L is in
+// them (a split's hot leaves are in columns).
+template <class T, class Space, class Map, std::size_t G, std::size_t... L>
+void fill_groups(unsigned char* block, std::size_t stride, unsigned char* groups_at, std::size_t group_bytes,
+                 std::size_t first, std::size_t last, cudaStream_t on, std::index_sequence<L...>) {
+  if (last <= first || group_bytes == 0) return;
   const T value{};
-  (fill_column<Space>(map::template leaf_pointer<L>(block, first), count, struct_leaf<L>(value), on), ...);
-}
-template <class T, std::size_t Lanes, std::size_t... L>
-std::vector<unsigned char> value_initialized_tile(std::index_sequence<L...>) {
-  using map = layout_map<T, layout::aosoa<Lanes>>;
-  std::vector<unsigned char> tile(map::tile_bytes);
-  const T value{};
-  for (std::size_t lane = 0; lane < Lanes; ++lane)
-    (std::memcpy(map::template leaf_pointer<L>(tile.data(), lane), &struct_leaf<L>(value), sizeof(leaf_type_t<T, L>)),
+  const std::size_t head_end = (first + G - 1) / G * G;
+  if (first % G != 0) {
+    const std::size_t count = (last < head_end ? last : head_end) - first;
+    ((Map::grouped(L)
+          ? fill_column<Space>(Map::template leaf_pointer<L>(block, first, stride), count, struct_leaf<L>(value), on)
+          : void()),
      ...);
-  return tile;
-}
-template <class T, class Space, std::size_t Lanes>
-void fill_layout_value_initialized(layout::aosoa<Lanes>, unsigned char* block, std::size_t first, std::size_t last,
-                                   cudaStream_t on) {
-  using map = layout_map<T, layout::aosoa<Lanes>>;
-  using leaves = std::make_index_sequence<leaf_count_v<T>>;
-  if (last <= first) return;
-  const std::size_t head_end = (first + Lanes - 1) / Lanes * Lanes;
-  if (first % Lanes != 0) {
-    fill_tile_lanes<T, Space, Lanes>(block, first, (last < head_end ? last : head_end) - first, on, leaves{});
     if (last <= head_end) return;
   }
-  const std::size_t tiles = (last - head_end + Lanes - 1) / Lanes;
-  unsigned char* start = block + head_end / Lanes * map::tile_bytes;
-  const std::vector<unsigned char> tile = value_initialized_tile<T, Lanes>(leaves{});
-  copy_rows<Space, host_space>(start, 0, tile.data(), 0, map::tile_bytes, 1, on);
-  for (std::size_t done = 1; done < tiles; done *= 2) {
-    const std::size_t n = done < tiles - done ? done : tiles - done;
-    copy_rows<Space, Space>(start + done * map::tile_bytes, 0, start, 0, n * map::tile_bytes, 1, on);
+  // One group's image: its lanes' leaves at their offsets from the group's start (group 0's
+  // addresses, within the allocation, less its start).
+  std::vector<unsigned char> image(group_bytes);
+  for (std::size_t lane = 0; lane < G; ++lane)
+    ((Map::grouped(L) ? (void)std::memcpy(image.data() + (reinterpret_cast<unsigned char*>(
+                                                              Map::template leaf_pointer<L>(block, lane, stride)) -
+                                                          groups_at),
+                                          &struct_leaf<L>(value), sizeof(leaf_type_t<T, L>))
+                      : void()),
+     ...);
+  const std::size_t groups = (last - head_end + G - 1) / G;
+  unsigned char* start = groups_at + head_end / G * group_bytes;
+  copy_rows<Space, host_space>(start, 0, image.data(), 0, group_bytes, 1, on);
+  for (std::size_t done = 1; done < groups; done *= 2) {
+    const std::size_t n = done < groups - done ? done : groups - done;
+    copy_rows<Space, Space>(start + done * group_bytes, 0, start, 0, n * group_bytes, 1, on);
   }
+}
+
+// Elements [first, last) of a block of tiles = T{}.
+template <class T, class Space, std::size_t Lanes>
+void fill_layout_value_initialized(layout::aosoa<Lanes>, unsigned char* block, std::size_t, std::size_t first,
+                                   std::size_t last, cudaStream_t on) {
+  using map = layout_map<T, layout::aosoa<Lanes>>;
+  fill_groups<T, Space, map, Lanes>(block, 0, block, map::tile_bytes, first, last, on,
+                                    std::make_index_sequence<leaf_count_v<T>>{});
+}
+
+// Elements [0, count) of a split block: each hot column's first count values, then the cold
+// groups as tiles are (whole groups in one copy, the last one's runs leaf by leaf).
+template <class T, class ToSpace, class FromSpace, class Hot, class Cold, std::size_t... L>
+void copy_split_prefix(unsigned char* to, std::size_t to_stride, const unsigned char* from, std::size_t from_stride,
+                       std::size_t count, cudaStream_t on, std::index_sequence<L...>) {
+  using map = layout_map<T, layout::split<Hot, Cold>>;
+  ((map::table.hot[L] ? copy_rows<ToSpace, FromSpace>(to + to_stride * map::template column_at<L>, 0,
+                                                      from + from_stride * map::template column_at<L>, 0,
+                                                      count * sizeof(leaf_type_t<T, L>), 1, on)
+                      : void()),
+   ...);
+  unsigned char* const cold_to = to + map::cold_start(to_stride);
+  const unsigned char* const cold_from = from + map::cold_start(from_stride);
+  const std::size_t whole = count / map::group, rest = count % map::group, at = whole * map::group_bytes;
+  copy_rows<ToSpace, FromSpace>(cold_to, 0, cold_from, 0, at, 1, on);
+  if (rest > 0)
+    ((map::table.hot[L] ? void()
+                        : copy_rows<ToSpace, FromSpace>(cold_to + at + map::template cold_offset<L>, 0,
+                                                        cold_from + at + map::template cold_offset<L>, 0,
+                                                        rest * sizeof(leaf_type_t<T, L>), 1, on)),
+     ...);
+}
+template <class T, class ToSpace, class FromSpace, class Hot, class Cold>
+void copy_layout_prefix(layout::split<Hot, Cold>, unsigned char* to, std::size_t to_stride, const unsigned char* from,
+                        std::size_t from_stride, std::size_t count, cudaStream_t on) {
+  copy_split_prefix<T, ToSpace, FromSpace, Hot, Cold>(to, to_stride, from, from_stride, count, on,
+                                                      std::make_index_sequence<leaf_count_v<T>>{});
+}
+
+// Elements [first, last) of a split block = T{}: each hot column's run, then the cold groups.
+template <class T, class Space, class Hot, class Cold, std::size_t... L>
+void fill_split_value_initialized(unsigned char* block, std::size_t stride, std::size_t first, std::size_t last,
+                                  cudaStream_t on, std::index_sequence<L...> leaves) {
+  using map = layout_map<T, layout::split<Hot, Cold>>;
+  if (last <= first) return;
+  const T value{};
+  ((map::table.hot[L] ? fill_column<Space>(map::template leaf_pointer<L>(block, first, stride), last - first,
+                                           struct_leaf<L>(value), on)
+                      : void()),
+   ...);
+  fill_groups<T, Space, map, map::group>(block, stride, block + map::cold_start(stride), map::group_bytes, first, last,
+                                         on, leaves);
+}
+template <class T, class Space, class Hot, class Cold>
+void fill_layout_value_initialized(layout::split<Hot, Cold>, unsigned char* block, std::size_t stride,
+                                   std::size_t first, std::size_t last, cudaStream_t on) {
+  fill_split_value_initialized<T, Space, Hot, Cold>(block, stride, first, last, on,
+                                                    std::make_index_sequence<leaf_count_v<T>>{});
 }
 
 }  // namespace coalesce::detail

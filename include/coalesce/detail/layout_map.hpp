@@ -31,6 +31,11 @@ struct layout_map<T, layout::aos> {
     using record = std::conditional_t<std::is_const_v<Byte>, const T, T>;
     return &struct_leaf<L>(reinterpret_cast<record*>(base)[i]);
   }
+  // The same, for callers that address every layout alike (a split's columns are `stride` long).
+  template <std::size_t L, class Byte>
+  COALESCE_HOST_DEVICE COALESCE_FORCEINLINE static auto* leaf_pointer(Byte* base, std::size_t i, std::size_t) {
+    return leaf_pointer<L>(base, i);
+  }
 };
 
 // The offsets of each leaf's run in a tile of Lanes elements, and the tile's size: runs in leaf
@@ -66,6 +71,7 @@ struct layout_map<T, layout::aosoa<Lanes>> {
   static constexpr tile_offsets<leaves> offsets = make_tile_offsets<T, Lanes>(std::make_index_sequence<leaves>{});
   static constexpr std::size_t tile_bytes = offsets.at[leaves];
   static constexpr std::size_t group = Lanes;
+  static constexpr bool grouped(std::size_t) { return true; }  // every leaf is in the tiles
   // Whole tiles: the last one's unused lanes are allocated, so a chunk never leaves the block.
   static std::size_t bytes(std::size_t count) {
     return checked_multiply(count / Lanes + (count % Lanes != 0), tile_bytes,
@@ -75,6 +81,10 @@ struct layout_map<T, layout::aosoa<Lanes>> {
   COALESCE_HOST_DEVICE COALESCE_FORCEINLINE static auto* leaf_pointer(Byte* base, std::size_t i) {
     using leaf = std::conditional_t<std::is_const_v<Byte>, const leaf_type_t<T, L>, leaf_type_t<T, L>>;
     return reinterpret_cast<leaf*>(base + i / Lanes * tile_bytes + offsets.at[L]) + i % Lanes;
+  }
+  template <std::size_t L, class Byte>
+  COALESCE_HOST_DEVICE COALESCE_FORCEINLINE static auto* leaf_pointer(Byte* base, std::size_t i, std::size_t) {
+    return leaf_pointer<L>(base, i);
   }
 };
 

@@ -154,10 +154,12 @@ void gather_in_place(const layout_view<T, Layout>& v, const Index* indices, cuda
   const std::size_t n = v.size();
   using map = layout_map<T, Layout>;
   const owned_bytes<pool_resource> scratch(pool_resource(stream), map::bytes(n), allocation_alignment);
-  const layout_view<T, Layout> gathered(static_cast<unsigned char*>(scratch.get()), n);
+  const std::size_t stride = is_split<Layout>::value ? round_up_to(n, 256) : 0;  // the scratch's columns
+  const layout_view<T, Layout> gathered(static_cast<unsigned char*>(scratch.get()), n, 0, stride);
   launch_gather_elements(layout_view<const T, Layout>(v), indices, n, gathered, stream, what);
   // v is a whole vector's view (first() == 0): the scratch's first n elements are its layout's.
-  copy_layout_prefix<T, device_space, device_space>(Layout{}, v.block(), gathered.block(), n, stream);
+  copy_layout_prefix<T, device_space, device_space>(Layout{}, v.block(), v.stride(), gathered.block(), stride, n,
+                                                    stream);
 }  // the scratch is freed in stream order, after the copies that read it
 
 }  // namespace coalesce::detail

@@ -20,15 +20,30 @@ namespace coalesce::detail {
 
 // A view's runs of leaves are whole columns (a soa_view's), so that a warp's chunks of one leaf
 // are one contiguous span; a layout_view of tiles has a run per tile, each Lanes values long.
+// chunked(L): whether leaf L's values are runs at all; a split's cold records are not, and are read
+// a value at a time (a chunk's values of the leaf, a record apart).
 template <class View>
 struct leaf_runs {
   static constexpr bool whole_columns = true;
   static constexpr unsigned most_chunk_elements = 16;
+  template <std::size_t L>
+  static constexpr bool chunked = true;
 };
 template <class T, std::size_t Lanes, class Space>
 struct leaf_runs<layout_view<T, layout::aosoa<Lanes>, Space>> {
   static constexpr bool whole_columns = false;
   static constexpr unsigned most_chunk_elements = Lanes < 16 ? unsigned(Lanes) : 16u;
+  template <std::size_t L>
+  static constexpr bool chunked = true;
+};
+// A split: hot columns, and cold tiles (walked as tiles are) or cold records (a value at a time).
+template <class T, class Hot, class Cold, class Space>
+struct leaf_runs<layout_view<T, layout::split<Hot, Cold>, Space>> {
+  using map = layout_map<std::remove_const_t<T>, layout::split<Hot, Cold>>;
+  static constexpr bool whole_columns = false;
+  static constexpr unsigned most_chunk_elements = map::group < 16 && map::group > 1 ? unsigned(map::group) : 16u;
+  template <std::size_t L>
+  static constexpr bool chunked = map::group > 1 || map::table.hot[L];
 };
 
 // The columns of a soa_view<T> (T or const T), loaded chunk by chunk into registers: one per
@@ -46,8 +61,8 @@ struct soa_columns {
 
   template <std::size_t... I>
   static constexpr unsigned fewest_chunk_elements(std::index_sequence<I...>) {
-    unsigned n = 16;
-    ((n = chunk_elements_for(sizeof(leaf_type_t<value_type, I>)) < n
+    unsigned n = 16;  // over the leaves whose values are runs: a value at a time bounds no chunk
+    ((n = leaf_runs<View>::template chunked<I> && chunk_elements_for(sizeof(leaf_type_t<value_type, I>)) < n
               ? chunk_elements_for(sizeof(leaf_type_t<value_type, I>))
               : n),
      ...);
@@ -86,6 +101,14 @@ struct soa_columns {
   static constexpr bool staged_field = warp_staged<N> && multi_access<N, I>;
 
   View view;
+  // The first leaf whose values are runs, whose alignment decides where chunks start.
+  template <std::size_t... I>
+  static constexpr std::size_t first_chunked_leaf(std::index_sequence<I...>) {
+    std::size_t first = 0;
+    (void)((leaf_runs<View>::template chunked<I> ? (first = I, true) : false) || ...);
+    return first;
+  }
+  static constexpr std::size_t aligning_leaf = first_chunked_leaf(field_indices{});
 
   template <unsigned N, bool ReadOnly>
   COALESCE_DEVICE COALESCE_FORCEINLINE void load(grid_position p, value_type (&out)[N], unsigned lanes) const {
@@ -138,7 +161,7 @@ struct soa_columns {
   // Host side: chunks of N must start at the same element in every column.
   template <unsigned N>
   std::size_t head() const {
-    return aligning_head<leaf_type_t<value_type, 0>, N>(view.template leaf_pointer<0>(0));
+    return aligning_head<leaf_type_t<value_type, aligning_leaf>, N>(view.template leaf_pointer<aligning_leaf>(0));
   }
   template <unsigned N>
   bool aligned_at(std::size_t head, std::size_t) const {
@@ -188,7 +211,10 @@ struct soa_columns {
     (
         [&] {
           chunk_of<N, I> chunk;
-          if constexpr (staged_field<N, I>) {
+          if constexpr (!leaf_runs<View>::template chunked<I>) {
+#pragma unroll
+            for (unsigned k = 0; k < N; ++k) chunk.value[k] = *view.template leaf_pointer<I>(first + k);
+          } else if constexpr (staged_field<N, I>) {
             const unsigned lane = threadIdx.x % 32, count = __popc(lanes);
             chunk_of<N, I>* slots = warp_slots<N, I>();
             constexpr unsigned words = sizeof(chunk_of<N, I>) / 16;
@@ -225,7 +251,13 @@ struct soa_columns {
           // drops their load (when f writes unconditionally, whole_chunk_overwritten is a constant).
           // A staged column's old chunk is in shared memory anyway: it is compared.
           const bool changed = (!staged_field<N, I> && whole_chunk_overwritten) || !same_bits(old_chunk, new_chunk);
-          if constexpr (staged_field<N, I>) {
+          if constexpr (!leaf_runs<View>::template chunked<I>) {
+            (void)changed;  // each value is tested on its own
+#pragma unroll
+            for (unsigned k = 0; k < N; ++k)
+              if (overwritten[k][I] || !same_bits(old_chunk.value[k], new_chunk.value[k]))
+                *view.template leaf_pointer<I>(first + k) = new_chunk.value[k];
+          } else if constexpr (staged_field<N, I>) {
             // The slots still hold what was loaded; a lane whose chunk changed overwrites its own,
             // and the warp writes its whole span back if any did.
             const unsigned lane = threadIdx.x % 32, count = __popc(lanes);
@@ -257,7 +289,10 @@ struct soa_columns {
           chunk_of<N, I> chunk;
 #pragma unroll
           for (unsigned k = 0; k < N; ++k) chunk.value[k] = struct_leaf<I>(in[k]);
-          if constexpr (staged_field<N, I>) {
+          if constexpr (!leaf_runs<View>::template chunked<I>) {
+#pragma unroll
+            for (unsigned k = 0; k < N; ++k) *view.template leaf_pointer<I>(first + k) = chunk.value[k];
+          } else if constexpr (staged_field<N, I>) {
             const unsigned lane = threadIdx.x % 32, count = __popc(lanes);
             chunk_of<N, I>* slots = warp_slots<N, I>();
             constexpr unsigned words = sizeof(chunk_of<N, I>) / 16;
@@ -275,7 +310,9 @@ struct soa_columns {
 
   template <unsigned N, std::size_t... I>
   bool aligned_fields(std::size_t head, std::index_sequence<I...>) const {
-    return (chunks_aligned<leaf_type_t<value_type, I>, N>(view.template leaf_pointer<I>(0), head, 1, 0) && ...);
+    return ((!leaf_runs<View>::template chunked<I> ||
+             chunks_aligned<leaf_type_t<value_type, I>, N>(view.template leaf_pointer<I>(0), head, 1, 0)) &&
+            ...);
   }
   // The bytes each column spans; a view of tiles spans one range, from element 0's tile to the
   // end of the last element's.
@@ -286,6 +323,19 @@ struct soa_columns {
       (visit(static_cast<const void*>(view.template leaf_pointer<I>(0)),
              static_cast<const void*>(view.template leaf_pointer<I>(cols))),
        ...);
+    } else if constexpr (is_split<typename View::layout_type>::value) {
+      // Each hot column's run, then the cold groups from element 0's to the end of the last one's.
+      using map = layout_map<value_type, typename View::layout_type>;
+      ((map::table.hot[I] ? (void)visit(static_cast<const void*>(view.template leaf_pointer<I>(0)),
+                                        static_cast<const void*>(view.template leaf_pointer<I>(cols)))
+                          : void()),
+       ...);
+      if constexpr (map::group_bytes > 0) {
+        const auto* cold = view.block() + map::cold_start(view.stride());
+        const std::size_t first = view.first(), last = first + cols - 1;
+        visit(static_cast<const void*>(cold + first / map::group * map::group_bytes),
+              static_cast<const void*>(cold + (last / map::group + 1) * map::group_bytes));
+      }
     } else {
       using map = layout_map<value_type, typename View::layout_type>;
       const auto* block = view.block();

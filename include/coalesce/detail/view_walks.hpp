@@ -42,10 +42,11 @@ struct walk_of<soa_view<T, device_space>> {
   static std::size_t cols(const soa_view<T>& v) { return v.size(); }
   static std::size_t walk_cols(const soa_view<T>& v) { return v.size(); }
 };
-// Tiles (layout::aosoa<Lanes>): walked as columns are, a chunk within a tile's run of each leaf.
-template <class T, std::size_t Lanes>
-struct walk_of<layout_view<T, layout::aosoa<Lanes>, device_space>> {
-  using view = layout_view<T, layout::aosoa<Lanes>, device_space>;
+// Tiles (layout::aosoa<Lanes>) and splits (layout::split<Hot, Cold>): walked as columns are, a
+// chunk within a tile's run of each leaf (a split's cold records: a value at a time).
+template <class T, class Layout>
+struct walk_of<layout_view<T, Layout, device_space>> {
+  using view = layout_view<T, Layout, device_space>;
   static constexpr bool supported = true;
   static constexpr bool is_contiguous_range = false;
   static soa_columns<T, view> columns(const view& v) { return {v}; }
