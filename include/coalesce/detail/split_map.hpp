@@ -43,7 +43,7 @@ constexpr bool names_fields_of(layout::fields<Members...>) {
   static_assert(of_t, "coalesce::layout::split<layout::fields<...>>: a hot field is a member of another type than the "
                       "vector's element type T; name T's members (&T::x)");
   if constexpr (of_t) {
-    constexpr bool fields = ((field_index_v<T, Members> < field_count_v<T>)&&...);
+    constexpr bool fields = ((field_index_v<T, Members> < field_count_v<T>) && ...);
     static_assert(fields, "coalesce::layout::split<layout::fields<...>>: a hot field is not one of T's fields (a "
                           "member COALESCE_FIELDS does not list, or a member of a nested struct); name T's own fields");
     return fields;
@@ -76,8 +76,8 @@ template <class T, std::size_t Group, std::size_t MinAlign, std::size_t Leaves, 
 constexpr group_offsets<Leaves> make_group_offsets(const split_table<leaf_count_v<T>>& table,
                                                    std::index_sequence<L...>) {
   constexpr std::size_t sizes[] = {sizeof(leaf_type_t<T, L>)...};
-  constexpr std::size_t alignments[] = {(alignof(leaf_type_t<T, L>) > MinAlign ? alignof(leaf_type_t<T, L>)
-                                                                                 : MinAlign)...};
+  constexpr std::size_t alignments[] = {
+      (alignof(leaf_type_t<T, L>) > MinAlign ? alignof(leaf_type_t<T, L>) : MinAlign)...};
   group_offsets<Leaves> offsets{};
   std::size_t at = 0, widest = 1;
   for (std::size_t l = 0; l < sizeof...(L); ++l) {
@@ -110,8 +110,8 @@ struct layout_map<T, layout::split<Hot, Cold>> {
   static constexpr std::size_t hot_count = table.hot_count, cold_count = leaves - hot_count;
   // Elements a cold group holds, and its bytes.
   static constexpr std::size_t group = cold_group<Cold>::elements;
-  static constexpr group_offsets<leaves> cold = make_group_offsets<T, group, cold_group<Cold>::min_alignment, leaves>(
-      table, std::make_index_sequence<leaves>{});
+  static constexpr group_offsets<leaves> cold =
+      make_group_offsets<T, group, cold_group<Cold>::min_alignment, leaves>(table, std::make_index_sequence<leaves>{});
   static constexpr std::size_t group_bytes = cold.bytes;
   static constexpr bool grouped(std::size_t l) { return !table.hot[l]; }  // the cold leaves are in the groups
   // Cold leaf L's offset in its group (a constant device code can read, as the table is not).
@@ -138,7 +138,8 @@ struct layout_map<T, layout::split<Hot, Cold>> {
   static std::size_t bytes(std::size_t count) {
     constexpr std::size_t most = static_cast<std::size_t>(-1);
     const std::size_t groups = count / group + (count % group != 0);
-    const bool fits = count <= most - 255 && (hot_element_bytes == 0 || stride_for(count) <= most / hot_element_bytes) &&
+    const bool fits = count <= most - 255 &&
+                      (hot_element_bytes == 0 || stride_for(count) <= most / hot_element_bytes) &&
                       (group_bytes == 0 || groups <= most / group_bytes) &&
                       groups * group_bytes <= most - stride_for(count) * hot_element_bytes;
     if (!fits)
