@@ -289,7 +289,7 @@ void transform(In in, Out out, F f, cudaStream_t stream = 0) {
 /// every input of out's shape, on the first input container's stream when the list has one (else
 /// stream 0). An input that is the output, or one of its columns, is in place; any other overlap
 /// of an input with the output throws std::invalid_argument, as for one input.
-template <class... Views, class Out, class F>
+template <class... Views, class Out, class F, detail::not_a_container<Out> = 0>
 void transform(const input_list<Views...>& in, Out out, F f) {
   COALESCE_DETAIL_NVTX_RANGE("coalesce::transform");
   transform(in, out, f, in.has_stream ? in.stream : cudaStream_t{});

@@ -162,6 +162,17 @@ void run_everything_on() {
   auto doubled = host;
   for (auto& w : doubled) w.charge *= 2;
   require_same(written.to_vector(), doubled, "transform into the layout");
+  // The same with the containers themselves, both ways: the output is the vector, not a copy.
+  coalesce::vector<Walker> back(n);
+  coalesce::transform(written, back, [] __device__(auto p) {
+    Walker w = coalesce::value(p);
+    w.charge *= 2;
+    return w;
+  });
+  coalesce::transform(source, written, [] __device__(auto p) { return coalesce::value(p); });
+  for (auto& w : doubled) w.charge *= 2;
+  require_same(back.to_vector(), doubled, "transform between containers, into soa");
+  require_same(written.to_vector(), host, "transform between containers, into the layout");
 
   const Walker one{1, 2, 3, 4, 5, 6, 7, {8, 9}};
   coalesce::fill(written, one);

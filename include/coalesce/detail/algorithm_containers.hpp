@@ -29,8 +29,6 @@ namespace coalesce {
 
 namespace detail {
 
-template <class C>
-struct is_container : std::false_type {};
 template <class T, class S, class R>
 struct is_container<soa_vector<T, S, R>> : std::true_type {};
 template <class T, class S, class P, class R>
@@ -214,19 +212,19 @@ template <class T, class S, class P, class R, class U, class S2, class P2, class
 void transform(const pitched_matrix<T, S, P, R>& in, pitched_matrix<U, S2, P2, R2>& out, F f, cudaStream_t stream) {
   detail::transform_with_containers(in, out, f, stream);
 }
-template <class T, class S, class R, class Out, class F>
+template <class T, class S, class R, class Out, class F, detail::not_a_container<Out> = 0>
 void transform(const soa_vector<T, S, R>& in, Out out, F f) {
   detail::transform_with_containers(in, out, f, in.stream());
 }
-template <class T, class S, class R, class Out, class F>
+template <class T, class S, class R, class Out, class F, detail::not_a_container<Out> = 0>
 void transform(const soa_vector<T, S, R>& in, Out out, F f, cudaStream_t stream) {
   detail::transform_with_containers(in, out, f, stream);
 }
-template <class T, class S, class P, class R, class Out, class F>
+template <class T, class S, class P, class R, class Out, class F, detail::not_a_container<Out> = 0>
 void transform(const pitched_matrix<T, S, P, R>& in, Out out, F f) {
   detail::transform_with_containers(in, out, f, in.stream());
 }
-template <class T, class S, class P, class R, class Out, class F>
+template <class T, class S, class P, class R, class Out, class F, detail::not_a_container<Out> = 0>
 void transform(const pitched_matrix<T, S, P, R>& in, Out out, F f, cudaStream_t stream) {
   detail::transform_with_containers(in, out, f, stream);
 }
@@ -241,17 +239,37 @@ void transform(In in, pitched_matrix<U, S, P, R>& out, F f, cudaStream_t stream)
 
 // transform with a device layout_vector as the input, on its stream (or on `stream`); into a
 // pitched_matrix, on the matrix's.
-template <class T, class L, class S, class R, class Out, class F>
+template <class T, class L, class S, class R, class Out, class F, detail::not_a_container<Out> = 0>
 void transform(const layout_vector<T, L, S, R>& in, Out out, F f) {
   detail::transform_with_containers(in, out, f, in.stream());
 }
-template <class T, class L, class S, class R, class Out, class F>
+template <class T, class L, class S, class R, class Out, class F, detail::not_a_container<Out> = 0>
 void transform(const layout_vector<T, L, S, R>& in, Out out, F f, cudaStream_t stream) {
   detail::transform_with_containers(in, out, f, stream);
 }
 template <class T, class L, class S, class R, class U, class S2, class P2, class R2, class F>
 void transform(const layout_vector<T, L, S, R>& in, pitched_matrix<U, S2, P2, R2>& out, F f) {
   detail::transform_with_containers(in, out, f, out.stream());
+}
+
+// transform into a device soa_vector or coalesce::vector of any layout (taken by reference: the
+// output is the container itself), from a view, a container or coalesce::inputs(...), on the
+// output's stream (or on `stream`). The output keeps its size; a different input size throws.
+template <class In, class U, class S, class R, class F>
+void transform(const In& in, soa_vector<U, S, R>& out, F f) {
+  detail::transform_with_containers(in, out, f, out.stream());
+}
+template <class In, class U, class S, class R, class F>
+void transform(const In& in, soa_vector<U, S, R>& out, F f, cudaStream_t stream) {
+  detail::transform_with_containers(in, out, f, stream);
+}
+template <class In, class U, class L, class S, class R, class F>
+void transform(const In& in, layout_vector<U, L, S, R>& out, F f) {
+  detail::transform_with_containers(in, out, f, out.stream());
+}
+template <class In, class U, class L, class S, class R, class F>
+void transform(const In& in, layout_vector<U, L, S, R>& out, F f, cudaStream_t stream) {
+  detail::transform_with_containers(in, out, f, stream);
 }
 
 // The same for a device pitched_volume, on its stream (or on `stream`); for_each over one.

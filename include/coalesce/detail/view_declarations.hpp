@@ -8,6 +8,8 @@
 #include <coalesce/config.hpp>
 #include <coalesce/memory_space.hpp>
 
+#include <type_traits>
+
 // libcu++ declares span in a header of its own; where it does not, the whole of <cuda/std/span>.
 #if defined(__has_include)
 #  if __has_include(<cuda/std/__fwd/span.h>)
@@ -37,5 +39,15 @@ class pitched_volume;
 // Defined in <coalesce/inputs.hpp>: what coalesce::inputs(a, b, ...) makes.
 template <class... Views>
 struct input_list;
+
+namespace detail {
+// Whether C is one of coalesce's containers (soa_vector, layout_vector, pitched_matrix,
+// pitched_volume; each specializes this in detail/algorithm_containers.hpp): an algorithm's output
+// passed as a container must bind by reference, never be copied.
+template <class C>
+struct is_container : std::false_type {};
+template <class C>
+using not_a_container = std::enable_if_t<!is_container<std::remove_cv_t<C>>::value, int>;
+}  // namespace detail
 
 }  // namespace coalesce

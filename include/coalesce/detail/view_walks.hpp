@@ -250,7 +250,7 @@ constexpr bool transform_views_ok_checked() {
   static_assert(known,
                 "coalesce::transform: the input and the output must each be a soa_view, a pitched_view, a "
                 "cuda::std::span or mdspan of device memory, or a type with a coalesce::view_adapter; a device "
-                "soa_vector or pitched_matrix is taken as the input, a pitched_matrix (not const) as the output");
+                "soa_vector, coalesce::vector or pitched_matrix is taken as the input, and, not const, as the output");
   if constexpr (known) {
     constexpr bool device = std::is_same_v<typename view_space<In>::type, device_space> &&
                             std::is_same_v<typename view_space<Out>::type, device_space>;
