@@ -293,6 +293,9 @@ class layout_vector {
   void allocate(std::size_t count) {
     detail::owned_bytes<Resource>(resource(), map::bytes(count), allocation_alignment).swap(storage_);
     capacity_ = count;
+    // Padding between runs or in cold records is never written by the walks; zeroed once here,
+    // whole-tile and whole-record copies of it read defined bytes.
+    if constexpr (map::has_gaps) detail::zero_rows<Space>(block(), 0, map::bytes(count), 1, stream());
   }
   // A vector from this one's resource with room for `count` elements, holding this one's: what
   // growth swaps in once it is complete (the strong guarantee).

@@ -127,6 +127,10 @@ TEST_CASE("split: the hot fields' leaves in columns 256-byte aligned, the others
   CHECK(records::bytes(300) == 512 * 24 + 300 * 16);
   CHECK(tiles::bytes(300) == 512 * 24 + 38 * 80);
   CHECK(records::bytes(0) == 0);
+  // Padding (mass and flags are 10 of the record's 16 bytes) is zeroed when a vector allocates.
+  STATIC_REQUIRE(records::has_gaps);
+  STATIC_REQUIRE(!coalesce::detail::layout_map<Body, layout::aosoa<32>>::has_gaps);  // every run whole
+  STATIC_REQUIRE(coalesce::detail::layout_map<Body, layout::aosoa<2>>::has_gaps);    // 8-byte runs in 16
   CHECK_THROWS_AS(records::bytes(std::size_t(-1) / 8), std::length_error);
 
   host_vector<split_records> r(300);

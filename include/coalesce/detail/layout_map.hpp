@@ -31,6 +31,7 @@ struct layout_map<T, layout::aos> {
     using record = std::conditional_t<std::is_const_v<Byte>, const T, T>;
     return &struct_leaf<L>(reinterpret_cast<record*>(base)[i]);
   }
+  static constexpr bool has_gaps = false;  // a record's padding is T's, copied with T's values
   // The same, for callers that address every layout alike (a split's columns are `stride` long).
   template <std::size_t L, class Byte>
   COALESCE_HOST_DEVICE COALESCE_FORCEINLINE static auto* leaf_pointer(Byte* base, std::size_t i, std::size_t) {
@@ -72,6 +73,13 @@ struct layout_map<T, layout::aosoa<Lanes>> {
   static constexpr std::size_t tile_bytes = offsets.at[leaves];
   static constexpr std::size_t group = Lanes;
   static constexpr bool grouped(std::size_t) { return true; }  // every leaf is in the tiles
+  // Whether a tile has bytes no leaf holds (runs padded to 16 bytes): the container zeroes its
+  // block when it allocates, so that whole-tile copies read no byte never written.
+  template <std::size_t... L>
+  static constexpr bool gaps(std::index_sequence<L...>) {
+    return tile_bytes != ((Lanes * sizeof(leaf_type_t<T, L>)) + ... + std::size_t(0));
+  }
+  static constexpr bool has_gaps = gaps(std::make_index_sequence<leaves>{});
   // Whole tiles: the last one's unused lanes are allocated, so a chunk never leaves the block.
   static std::size_t bytes(std::size_t count) {
     return checked_multiply(count / Lanes + (count % Lanes != 0), tile_bytes,

@@ -44,6 +44,56 @@ bool moves_records(const View& v) {
   }
 }
 
+// Views of a layout::split whose cold leaves are records: each element's cold record moves whole,
+// in words (a leaf at a time, a warp's stores would each write a few bytes of 32 records, and
+// every sector would be written in parts).
+template <class View>
+inline constexpr bool is_split_records_view_v = false;
+template <class T, class Hot, class Space>
+inline constexpr bool is_split_records_view_v<layout_view<T, layout::split<Hot, layout::aos>, Space>> =
+    layout_map<std::remove_const_t<T>, layout::split<Hot, layout::aos>>::group_bytes > 0;
+
+// The word a split's cold record moves in: the widest access (16 bytes at most) that divides its
+// size, which also divides its address (the cold part starts 256-byte aligned).
+template <std::size_t Bytes>
+inline constexpr std::size_t cold_word = Bytes % 16 == 0  ? 16
+                                         : Bytes % 8 == 0 ? 8
+                                         : Bytes % 4 == 0 ? 4
+                                         : Bytes % 2 == 0 ? 2
+                                                          : 1;
+template <std::size_t Bytes>
+struct cold_image {
+  unsigned char bytes[Bytes];
+};
+
+template <class View, class T, std::size_t... L>
+COALESCE_DEVICE COALESCE_FORCEINLINE void read_split(const View& from, std::size_t i, T& v, std::index_sequence<L...>) {
+  using map = layout_map<T, typename View::layout_type>;
+  using image = word_image<map::group_bytes, cold_word<map::group_bytes>>;
+  const auto* record = map::cold_record(from.block(), from.first() + i, from.stride());
+  const image words = load_chunk<true>(reinterpret_cast<const image*>(record));
+  cold_image<map::group_bytes> cold;
+  std::memcpy(cold.bytes, &words, map::group_bytes);
+  ((map::table.hot[L]
+        ? (void)(struct_leaf<L>(v) = *from.template leaf_pointer<L>(i))
+        : (void)std::memcpy(&struct_leaf<L>(v), cold.bytes + map::template cold_offset<L>, sizeof(leaf_type_t<T, L>))),
+   ...);
+}
+template <class View, class T, std::size_t... L>
+COALESCE_DEVICE COALESCE_FORCEINLINE void write_split(const View& to, std::size_t i, const T& v,
+                                                      std::index_sequence<L...>) {
+  using map = layout_map<T, typename View::layout_type>;
+  cold_image<map::group_bytes> cold{};  // padding written as zero bytes
+  ((map::table.hot[L]
+        ? (void)(*to.template leaf_pointer<L>(i) = struct_leaf<L>(v))
+        : (void)std::memcpy(cold.bytes + map::template cold_offset<L>, &struct_leaf<L>(v), sizeof(leaf_type_t<T, L>))),
+   ...);
+  using image = word_image<map::group_bytes, cold_word<map::group_bytes>>;
+  image words;
+  std::memcpy(&words, cold.bytes, map::group_bytes);
+  store_chunk(reinterpret_cast<image*>(map::cold_record(to.block(), to.first() + i, to.stride())), words);
+}
+
 // Element i of `from`: a record's words (non-coherent loads: the input is never written while a
 // gather runs), or a leaf at a time (also where Records is asked of a view of another layout: the
 // launch below never runs that instantiation).
@@ -54,6 +104,8 @@ COALESCE_DEVICE COALESCE_FORCEINLINE T read_element(const View& from, std::size_
     const auto words =
         load_chunk<true>(reinterpret_cast<const word_image<sizeof(T), record_word<T>>*>(from.data() + i));
     std::memcpy(&v, &words, sizeof(T));
+  } else if constexpr (is_split_records_view_v<View>) {
+    read_split(from, i, v, std::make_index_sequence<leaf_count_v<T>>{});
   } else {
     load_element(from, i, v);
   }
@@ -63,6 +115,8 @@ template <bool Records, class View, class T>
 COALESCE_DEVICE COALESCE_FORCEINLINE void write_element(const View& to, std::size_t i, const T& v) {
   if constexpr (Records && is_record_view_v<View>) {
     store_words<record_word<T>>(to.data() + i, v);
+  } else if constexpr (is_split_records_view_v<View>) {
+    write_split(to, i, v, std::make_index_sequence<leaf_count_v<T>>{});
   } else {
     store_element(to, i, v);
   }

@@ -114,6 +114,19 @@ struct layout_map<T, layout::split<Hot, Cold>> {
       make_group_offsets<T, group, cold_group<Cold>::min_alignment, leaves>(table, std::make_index_sequence<leaves>{});
   static constexpr std::size_t group_bytes = cold.bytes;
   static constexpr bool grouped(std::size_t l) { return !table.hot[l]; }  // the cold leaves are in the groups
+  // Whether a cold group has bytes no leaf holds (a record's padding, runs padded to 16 bytes):
+  // the container zeroes its block when it allocates, so that whole-group copies read no byte
+  // never written.
+  template <std::size_t... L>
+  static constexpr bool gaps(std::index_sequence<L...>) {
+    return group_bytes != ((table.hot[L] ? std::size_t(0) : group * sizeof(leaf_type_t<T, L>)) + ... + std::size_t(0));
+  }
+  static constexpr bool has_gaps = gaps(std::make_index_sequence<leaves>{});
+  // Element i's cold record (Cold = layout::aos), for moves of the record whole.
+  template <class Byte>
+  COALESCE_HOST_DEVICE COALESCE_FORCEINLINE static Byte* cold_record(Byte* base, std::size_t i, std::size_t stride) {
+    return base + cold_start(stride) + i * group_bytes;
+  }
   // Cold leaf L's offset in its group (a constant device code can read, as the table is not).
   template <std::size_t L>
   static constexpr std::size_t cold_offset = cold.at[table.rank[L]];
