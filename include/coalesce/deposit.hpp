@@ -227,13 +227,12 @@ void launch_deposit(soa_view<T, device_space> particles, const Acc& acc, const v
 }
 
 // Launches Kernel over chunks of `chunk` particles: as many blocks as there are chunks, at most
-// deposit_waves waves of them.
+// `waves` waves of them.
 template <auto Kernel, class... Args>
-void launch_chunked_deposit(std::size_t particles, unsigned chunk, cudaStream_t stream, Args... args) {
+void launch_chunked_deposit(std::size_t particles, unsigned chunk, unsigned waves, cudaStream_t stream, Args... args) {
   const std::size_t chunks = (particles + chunk - 1) / chunk;
   const unsigned wave = one_wave_grid<Kernel>(deposit_threads, chunks);
-  const unsigned blocks =
-      unsigned(chunks < std::size_t(wave) * deposit_waves ? chunks : std::size_t(wave) * deposit_waves);
+  const unsigned blocks = unsigned(chunks < std::size_t(wave) * waves ? chunks : std::size_t(wave) * waves);
   Kernel<<<blocks, deposit_threads, 0, stream>>>(args...);
   throw_if_launch_failed("coalesce::deposit kernel launch");
 }
@@ -259,8 +258,8 @@ void launch_staged_deposit(soa_view<T, device_space> particles, pitched_view<G, 
   using U = std::remove_const_t<T>;
   const read_only_particles<T> from(particles);
   if (!deposit_runs_fit(grid)) {
-    launch_chunked_deposit<staged_deposit_kernel<deposit_chunk, U, G, Acc, F>>(particles.size(), deposit_chunk, stream,
-                                                                               from, grid, acc, f);
+    launch_chunked_deposit<staged_deposit_kernel<deposit_chunk, U, G, Acc, F>>(
+        particles.size(), deposit_chunk, deposit_waves, stream, from, grid, acc, f);
     return;
   }
   constexpr unsigned large = run_deposit_chunk, small = run_deposit_small_chunk;
@@ -268,11 +267,14 @@ void launch_staged_deposit(soa_view<T, device_space> particles, pitched_view<G, 
   const std::size_t pitch = grid.pitch_bytes() / sizeof(G), capacity = deposit_stage_bytes / sizeof(G);
   const bool large_chunks = choose_run_deposit_chunk(n, grid.rows(), pitch, capacity) == large;
   if (!columns_load_together(from)) {  // one particle at a time: a rare case, in one size of chunk
-    launch_chunked_deposit<run_deposit_kernel<small, false, U, G, Acc, F>>(n, small, stream, from, grid, acc, f);
+    launch_chunked_deposit<run_deposit_kernel<small, false, U, G, Acc, F>>(n, small, run_deposit_waves, stream, from,
+                                                                           grid, acc, f);
   } else if (large_chunks) {
-    launch_chunked_deposit<run_deposit_kernel<large, true, U, G, Acc, F>>(n, large, stream, from, grid, acc, f);
+    launch_chunked_deposit<run_deposit_kernel<large, true, U, G, Acc, F>>(n, large, run_deposit_waves, stream, from,
+                                                                          grid, acc, f);
   } else {
-    launch_chunked_deposit<run_deposit_kernel<small, true, U, G, Acc, F>>(n, small, stream, from, grid, acc, f);
+    launch_chunked_deposit<run_deposit_kernel<small, true, U, G, Acc, F>>(n, small, run_deposit_waves, stream, from,
+                                                                          grid, acc, f);
   }
 }
 
