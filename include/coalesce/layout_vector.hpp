@@ -295,7 +295,10 @@ class layout_vector {
     capacity_ = count;
     // Padding between runs or in cold records is never written by the walks; zeroed once here,
     // whole-tile and whole-record copies of it read defined bytes.
-    if constexpr (map::has_gaps) detail::zero_rows<Space>(block(), 0, map::bytes(count), 1, stream());
+    if constexpr (map::has_gaps) {
+      const std::size_t bytes = map::bytes(count);
+      detail::zero_rows<Space>(block(), bytes, bytes, 1, stream());
+    }
   }
   // A vector from this one's resource with room for `count` elements, holding this one's: what
   // growth swaps in once it is complete (the strong guarantee).
