@@ -87,12 +87,15 @@ int main() {
       std::function<void()> run;
       double best = 1e30;
     };
-    std::vector<row> rows{{"hand-written, privatized", [&] { competitors::privatized_cloud_in_cell(x, y, q, n, g, nullptr); }},
+    std::vector<row> rows{{"hand-written, privatized",
+                           [&] { competitors::privatized_cloud_in_cell(x, y, q, n, g, nullptr); }},
                           {"coalesce::deposit", [&] { coalesce::deposit(v, g, competitors::cloud_in_cell{}); }},
                           {"plain atomics", [&] { competitors::plain_cloud_in_cell(x, y, q, n, g, nullptr); }}};
     for (const unsigned waves : {1u, 2u, 4u, 8u}) {
-      rows.push_back({"stage, chunks of 8192, " + std::to_string(waves) + " waves", [&, waves] { run_stage<8192>(v, g, waves); }});
-      rows.push_back({"stage, chunks of 4096, " + std::to_string(waves) + " waves", [&, waves] { run_stage<4096>(v, g, waves); }});
+      rows.push_back(
+          {"stage, chunks of 8192, " + std::to_string(waves) + " waves", [&, waves] { run_stage<8192>(v, g, waves); }});
+      rows.push_back(
+          {"stage, chunks of 4096, " + std::to_string(waves) + " waves", [&, waves] { run_stage<4096>(v, g, waves); }});
     }
     for (auto& r : rows) {
       grid.fill(0.0f);
