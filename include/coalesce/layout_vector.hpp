@@ -296,8 +296,8 @@ class layout_vector {
     // Padding between runs or in cold records is never written by the walks; zeroed once here,
     // whole-tile and whole-record copies of it read defined bytes.
     if constexpr (map::has_gaps) {
-      const std::size_t bytes = map::bytes(count);
-      detail::zero_rows<Space>(block(), bytes, bytes, 1, stream());
+      const std::size_t from = map::gapped_from(count), bytes = map::bytes(count) - from;
+      detail::zero_rows<Space>(block() + from, bytes, bytes, 1, stream());
     }
   }
   // A vector from this one's resource with room for `count` elements, holding this one's: what

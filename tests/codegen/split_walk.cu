@@ -33,15 +33,8 @@ struct split_drift {
     p.z += p.vz * dt;
   }
 };
-struct columns_drift {
-  float dt;
-  template <class P>
-  __device__ void operator()(P&& p) const {
-    p.x += p.vx * dt;
-    p.y += p.vy * dt;
-    p.z += p.vz * dt;
-  }
-};
+// The same body under another name, so that its kernels are the twins.
+struct columns_drift : split_drift {};
 
 void launch(split bodies, coalesce::soa_view<Hot> columns, float dt) {
   coalesce::for_each(bodies, split_drift{dt});

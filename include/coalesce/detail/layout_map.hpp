@@ -80,6 +80,8 @@ struct layout_map<T, layout::aosoa<Lanes>> {
     return tile_bytes != ((Lanes * sizeof(leaf_type_t<T, L>)) + ... + std::size_t(0));
   }
   static constexpr bool has_gaps = gaps(std::make_index_sequence<leaves>{});
+  // Where the gapped part of a block for `count` elements starts: every tile may have gaps.
+  static constexpr std::size_t gapped_from(std::size_t) { return 0; }
   // Whole tiles: the last one's unused lanes are allocated, so a chunk never leaves the block.
   static std::size_t bytes(std::size_t count) {
     return checked_multiply(count / Lanes + (count % Lanes != 0), tile_bytes,

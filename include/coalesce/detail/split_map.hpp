@@ -122,6 +122,8 @@ struct layout_map<T, layout::split<Hot, Cold>> {
     return group_bytes != ((table.hot[L] ? std::size_t(0) : group * sizeof(leaf_type_t<T, L>)) + ... + std::size_t(0));
   }
   static constexpr bool has_gaps = gaps(std::make_index_sequence<leaves>{});
+  // Where the gapped part of a block for `count` elements starts: the cold groups (columns have none).
+  static constexpr std::size_t gapped_from(std::size_t count) { return cold_start(stride_for(count)); }
   // Element i's cold record (Cold = layout::aos), for moves of the record whole.
   template <class Byte>
   COALESCE_HOST_DEVICE COALESCE_FORCEINLINE static Byte* cold_record(Byte* base, std::size_t i, std::size_t stride) {
