@@ -59,9 +59,11 @@ constexpr bool reduce_op_ok() {
 template <class View>
 constexpr bool reduce_view_ok() {
   constexpr bool known = view_space<View>::known;
-  static_assert(known, "coalesce::transform_reduce: the view must be a soa_view, a pitched_view, a cuda::std::span or "
-                       "mdspan of device memory, a device soa_vector or pitched_matrix, or a type with a "
-                       "coalesce::view_adapter");
+  static_assert(
+      known,
+      "coalesce::transform_reduce: the view must be a soa_view, a layout_view, a pitched_view, a cuda::std::span or "
+      "mdspan of device memory, a device soa_vector, coalesce::vector or pitched_matrix, or a type with a "
+      "coalesce::view_adapter");
   if constexpr (known) {
     constexpr bool device = std::is_same_v<typename view_space<View>::type, device_space>;
     static_assert(device,
@@ -145,6 +147,12 @@ void transform_reduce(View view, F f, cuda::std::type_identity_t<T> init, Op op,
 /// The same over a device soa_vector or pitched_matrix, on its stream.
 template <class U, class Space, class Resource, class F, class T, class Op>
 T transform_reduce(const soa_vector<U, Space, Resource>& v, F f, T init, Op op) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::transform_reduce");
+  return transform_reduce(v.view(), f, init, op, v.stream());
+}
+/// The same over a device coalesce::vector of any layout (layout_vector), on its stream.
+template <class U, class Layout, class Space, class Resource, class F, class T, class Op>
+T transform_reduce(const layout_vector<U, Layout, Space, Resource>& v, F f, T init, Op op) {
   COALESCE_DETAIL_NVTX_RANGE("coalesce::transform_reduce");
   return transform_reduce(v.view(), f, init, op, v.stream());
 }

@@ -51,9 +51,6 @@ void launch_gather_columns(const soa_view<const T>& in, const Index* indices, st
    ...);
 }
 
-// Below this many input elements the columns stay in L2, and records save nothing.
-inline constexpr std::size_t records_from_elements = std::size_t(1) << 18;
-
 // out[i] = in[indices[i]] for i < n. Where T has more columns than its record has sectors, and
 // the gather reads at least half the input, a sample of the indices decides on the GPU whether the
 // gather is scattered, and a scattered one goes through records (detail/permute_walk.hpp): scratch
@@ -63,26 +60,8 @@ void launch_gather(const soa_view<const T>& in, const Index* indices, std::size_
                    cudaStream_t stream, const char* what) {
   if (n == 0) return;
   if constexpr (records_save_sectors_v<T>) {
-    if (in.size() >= records_from_elements && 2 * n >= in.size()) {
-      const pool_resource pool(stream);
-      // The decision in the first record's place, so that the records stay aligned.
-      const owned_bytes<pool_resource> scratch(pool, (in.size() + 1) * sizeof(record_of<T>), allocation_alignment);
-      auto* const scattered = static_cast<unsigned*>(scratch.get());
-      auto* const records =
-          reinterpret_cast<record_of<T>*>(static_cast<unsigned char*>(scratch.get()) + sizeof(record_of<T>));
-      const unsigned first_blocks = blocks_for(in.size() > n ? in.size() : n, permute_threads, what);
-      const unsigned gather_blocks = blocks_for(n, std::size_t(gather_batch) * permute_threads, what);
-      throw_if_earlier_error(what);
-      decide_scattered_kernel<Index><<<1, decide_threads, 0, stream>>>(indices, n, scattered);
-      throw_if_launch_failed(what);
-      stage_records_or_gather_kernel<T, Index>
-          <<<first_blocks, permute_threads, 0, stream>>>(in, records, indices, n, out, scattered);
-      throw_if_launch_failed(what);
-      gather_records_kernel<T, Index>
-          <<<gather_blocks, permute_threads, 0, stream>>>(records, in.size(), indices, n, out, scattered);
-      throw_if_launch_failed(what);
-      return;  // the scratch is freed in stream order, after the kernels that use it
-    }
+    if (in.size() >= records_from_elements && 2 * n >= in.size())
+      return launch_staged_gather<false>(in, indices, n, out, stream, what);
   }
   launch_gather_columns(in, indices, n, out, stream, what, std::make_index_sequence<leaf_count_v<T>>{});
 }

@@ -14,6 +14,7 @@
 #include <coalesce/model.hpp>
 #include <coalesce/reduce.hpp>
 #include <coalesce/reorder.hpp>
+#include <coalesce/scan.hpp>
 #include <coalesce/soa.hpp>
 #include <coalesce/testing/testing.hpp>
 
@@ -150,6 +151,25 @@ void run_everything_on() {
   double charge = 0;
   for (const auto& w : host) charge += w.charge;  // multiples of 1/8 up to 12500: exact in double
   CHECK(coalesce::transform_reduce(walkers.const_view(), charge_of{}, 0.0, add{}) == charge);
+  CHECK(coalesce::transform_reduce(walkers, charge_of{}, 0.0, add{}) == charge);  // the container, on its stream
+
+  // Scans read the proxy too: running sums of the charge (exact in double, as above).
+  ct::device_buffer<double> sums(n);
+  coalesce::transform_inclusive_scan(walkers.const_view(), cuda::std::span<double>(sums.data(), n), charge_of{}, add{});
+  auto scanned = sums.download();
+  double running = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    running += host[i].charge;
+    if (scanned[i] != running) FAIL("transform_inclusive_scan: " << i << ": " << scanned[i] << " != " << running);
+  }
+  coalesce::transform_exclusive_scan(walkers.const_view(), cuda::std::span<double>(sums.data(), n), charge_of{}, 0.5,
+                                     add{});
+  scanned = sums.download();
+  running = 0.5;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (scanned[i] != running) FAIL("transform_exclusive_scan: " << i << ": " << scanned[i] << " != " << running);
+    running += host[i].charge;
+  }
 
   // Into the layout: a transform writes every leaf of each element.
   coalesce::vector<Walker> source(host);

@@ -2,7 +2,9 @@
 // in-place gather of sort_by_key on a layout_vector. A record side moves each record whole, as
 // 16-, 8- or 4-byte words (what its size and the block's alignment allow; read-only loads on the
 // input), so a scattered record costs the sectors its bytes span and no more; a tile or column
-// side moves a leaf at a time, a warp's writes one run per leaf. Users never include this header.
+// side moves a leaf at a time, a warp's writes one run per leaf. A scattered gather from tiles, a
+// split or columns first stages the input as records, as soa's gather does. Users never include
+// this header.
 // Needs a CUDA compiler.
 #pragma once
 
@@ -122,11 +124,11 @@ COALESCE_DEVICE COALESCE_FORCEINLINE void write_element(const View& to, std::siz
   }
 }
 
-// out[i] = in[indices[i]] for i < n, gather_batch elements a thread in flight.
-template <bool InRecords, bool OutRecords, class In, class Out, class Index>
+// out[i] = in[indices[i]] for i < n, Batch elements a thread in flight.
+template <bool InRecords, bool OutRecords, unsigned Batch = gather_batch, class In, class Out, class Index>
 __global__ void __launch_bounds__(permute_threads)
     gather_elements_kernel(In in, const Index* indices, std::size_t n, Out out) {
-  for_each_batch(
+  for_each_batch<Batch>(
       n,
       [&](std::size_t, std::size_t from) {
         COALESCE_ASSERT(from < in.size(), "coalesce::gather: an index is outside the input view");
@@ -186,12 +188,103 @@ struct scatter_launch {
   }
 };
 
+// The sectors a read of one element of View at a random index touches: one per leaf for columns
+// and tiles; for a split with records, one per hot leaf and the cold record's.
+template <class View>
+inline constexpr std::size_t scattered_sectors_v = leaf_count_v<std::remove_const_t<typename View::value_type>>;
+template <class T, class Hot, class Space>
+inline constexpr std::size_t scattered_sectors_v<layout_view<T, layout::split<Hot, layout::aos>, Space>> =
+    layout_map<std::remove_const_t<T>, layout::split<Hot, layout::aos>>::hot_count +
+    (layout_map<std::remove_const_t<T>, layout::split<Hot, layout::aos>>::group_bytes + 31) / 32;
+
+// Whether a scattered gather from In goes faster through records (detail/permute_walk.hpp): a
+// record spans fewer sectors than an element of In touches. Never for records themselves.
+template <class In>
+inline constexpr bool stage_records_for_v =
+    !is_record_view_v<In> && record_of<std::remove_const_t<typename In::value_type>>::sectors < scattered_sectors_v<In>;
+
+// The record-staged gather of detail/permute_walk.hpp, for any input and output views: where the
+// gather is scattered, records[i] = element i of in; where it is not, the whole gather, each
+// element read at its index.
+template <bool OutRecords, class In, class Out, class Index, class T = typename Out::value_type>
+__global__ void __launch_bounds__(permute_threads)
+    stage_or_gather_elements_kernel(In in, record_of<T>* records, const Index* indices, std::size_t n, Out out,
+                                    const unsigned* scattered) {
+  const std::size_t first = std::size_t(blockIdx.x) * permute_threads + threadIdx.x;
+  const std::size_t stride = std::size_t(gridDim.x) * permute_threads;
+  if (*scattered != 0) {
+    for (std::size_t i = first; i < in.size(); i += stride) {
+      const T v = read_element<false>(in, i);
+      record_of<T> r{};
+      std::memcpy(&r, &v, sizeof(T));
+      records[i] = r;
+    }
+  } else {
+    for (std::size_t i = first; i < n; i += stride) {
+      const std::size_t from = indices[i];
+      COALESCE_ASSERT(from < in.size(), "coalesce::gather: an index is outside the input view");
+      write_element<OutRecords>(out, i, read_element<false>(in, from));
+    }
+  }
+}
+// Where the gather is scattered: element i of out = record indices[i], for i < n.
+template <bool OutRecords, class Out, class Index, class T = typename Out::value_type>
+__global__ void __launch_bounds__(permute_threads)
+    gather_staged_records_kernel(const record_of<T>* records, std::size_t count, const Index* indices, std::size_t n,
+                                 Out out, const unsigned* scattered) {
+  if (*scattered == 0) return;
+  for_each_batch(
+      n,
+      [&](std::size_t, std::size_t from) {
+        COALESCE_ASSERT(from < count, "coalesce::gather: an index is outside the input view");
+        return records[from];
+      },
+      indices,
+      [&](std::size_t i, const record_of<T>& r) {
+        T v;
+        std::memcpy(&v, &r, sizeof(T));
+        write_element<OutRecords>(out, i, v);
+      });
+}
+template <bool OutRecords, class In, class Index, class Out>
+void launch_staged_gather(const In& in, const Index* indices, std::size_t n, const Out& out, cudaStream_t stream,
+                          const char* what) {
+  using T = typename Out::value_type;
+  const pool_resource pool(stream);
+  // The decision in the first record's place, so that the records stay aligned.
+  const owned_bytes<pool_resource> scratch(pool, (in.size() + 1) * sizeof(record_of<T>), allocation_alignment);
+  auto* const scattered = static_cast<unsigned*>(scratch.get());
+  auto* const records =
+      reinterpret_cast<record_of<T>*>(static_cast<unsigned char*>(scratch.get()) + sizeof(record_of<T>));
+  const unsigned first_blocks = blocks_for(in.size() > n ? in.size() : n, permute_threads, what);
+  const unsigned gather_blocks = blocks_for(n, std::size_t(gather_batch) * permute_threads, what);
+  throw_if_earlier_error(what);
+  decide_scattered_kernel<Index><<<1, decide_threads, 0, stream>>>(indices, n, scattered);
+  throw_if_launch_failed(what);
+  stage_or_gather_elements_kernel<OutRecords>
+      <<<first_blocks, permute_threads, 0, stream>>>(in, records, indices, n, out, scattered);
+  throw_if_launch_failed(what);
+  gather_staged_records_kernel<OutRecords>
+      <<<gather_blocks, permute_threads, 0, stream>>>(records, in.size(), indices, n, out, scattered);
+  throw_if_launch_failed(what);
+}  // the scratch is freed in stream order, after the kernels that use it
+
 // gather where a side is a layout_view (both soa_views: launch_gather's column or staged-record
-// walks instead).
+// walks instead). An input whose element reads touch more sectors than a record (tiles, a split,
+// columns into another layout) goes through records, as launch_gather does for soa_views, where
+// the gather reads at least half of a large input.
 template <class In, class Index, class Out>
 void launch_gather_elements(const In& in, const Index* indices, std::size_t n, const Out& out, cudaStream_t stream,
                             const char* what) {
   if (n == 0) return;
+  if constexpr (stage_records_for_v<In>) {
+    if (in.size() >= records_from_elements && 2 * n >= in.size()) {
+      if constexpr (is_record_view_v<Out>) {
+        if (moves_records(out)) return launch_staged_gather<true>(in, indices, n, out, stream, what);
+      }
+      return launch_staged_gather<false>(in, indices, n, out, stream, what);
+    }
+  }
   launch_by_records<gather_launch>(in, out, stream, what, in, indices, n, out);
 }
 template <class In, class Index, class Out>

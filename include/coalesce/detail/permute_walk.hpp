@@ -15,7 +15,8 @@
 // 32 bytes, or to whole sectors), and the gather then reads one record per element - one sector
 // for a particle of six floats, where the columns cost six. Whether the permutation is scattered
 // is decided on the GPU from a sample of its indices (decide_scattered_kernel), so the choice costs
-// no wait on the host. Two kernels follow the decision: the first stages the records, or where the
+// no wait on the host. Two kernels follow the decision (launch_staged_gather, in
+// detail/layout_permute.hpp, for every kind of view): the first stages the records, or where the
 // gather is not scattered does the whole gather, each element's columns read at its index (the
 // index read once: a permutation that is not scattered reads its columns' sectors nearly in order
 // anyway); the second gathers the records, or returns at once. Each runs one block per 256 or 1024
@@ -41,28 +42,31 @@ inline constexpr unsigned permute_threads = 256;
 // are in flight per thread instead of one. Rounds stride over n in whatever grid is launched.
 inline constexpr unsigned gather_batch = 4;
 
-template <class Index, class Read, class Write>
+template <unsigned Batch = gather_batch, class Index, class Read, class Write>
 COALESCE_DEVICE COALESCE_FORCEINLINE void for_each_batch(std::size_t n, const Read& read, const Index* indices,
                                                          const Write& write) {
   using value = decltype(read(std::size_t{}, std::size_t{}));
-  constexpr std::size_t round = std::size_t(gather_batch) * permute_threads;
+  constexpr std::size_t round = std::size_t(Batch) * permute_threads;
   for (std::size_t first = std::size_t(blockIdx.x) * round + threadIdx.x; first < n;
        first += std::size_t(gridDim.x) * round) {
-    std::size_t from[gather_batch];
+    std::size_t from[Batch];
 #pragma unroll
-    for (unsigned k = 0; k < gather_batch; ++k) {
+    for (unsigned k = 0; k < Batch; ++k) {
       const std::size_t i = first + k * permute_threads;
       from[k] = i < n ? std::size_t(indices[i]) : 0;
     }
-    value got[gather_batch];
+    value got[Batch];
 #pragma unroll
-    for (unsigned k = 0; k < gather_batch; ++k)
+    for (unsigned k = 0; k < Batch; ++k)
       if (first + k * permute_threads < n) got[k] = read(first + k * permute_threads, from[k]);
 #pragma unroll
-    for (unsigned k = 0; k < gather_batch; ++k)
+    for (unsigned k = 0; k < Batch; ++k)
       if (first + k * permute_threads < n) write(first + k * permute_threads, got[k]);
   }
 }
+
+// Below this many input elements the columns stay in L2, and records save nothing.
+inline constexpr std::size_t records_from_elements = std::size_t(1) << 18;
 
 // An element's leaves side by side in whole 16-byte words: 16 or 32 bytes, or whole sectors, so
 // that a record never spans more sectors than its bytes need.
@@ -115,57 +119,6 @@ __global__ void __launch_bounds__(decide_threads)
   __shared__ typename block_sum::TempStorage temp;
   const unsigned total = block_sum(temp).Sum(count);  // valid in thread 0
   if (threadIdx.x == 0) *scattered = total > samples / 8 ? 1u : 0u;
-}
-
-// Where the gather of n elements is scattered: records[i] = element i of in, for every i. Where it
-// is not: element i of out = element indices[i] of in, for i < n, all of its columns read at the
-// index (so that the kernel that follows, the records' gather, is the one that returns at once,
-// and it takes a quarter of the blocks). Under COALESCE_DEBUG an index outside the input traps
-// with a message.
-template <class T, class Index>
-__global__ void __launch_bounds__(permute_threads)
-    stage_records_or_gather_kernel(soa_view<const T> in, record_of<T>* records, const Index* indices, std::size_t n,
-                                   soa_view<T> out, const unsigned* scattered) {
-  const std::size_t first = std::size_t(blockIdx.x) * permute_threads + threadIdx.x;
-  const std::size_t stride = std::size_t(gridDim.x) * permute_threads;
-  if (*scattered != 0) {
-    for (std::size_t i = first; i < in.size(); i += stride) {
-      T v;
-      load_element(in, i, v);
-      record_of<T> r{};
-      std::memcpy(&r, &v, sizeof(T));
-      records[i] = r;
-    }
-  } else {
-    for (std::size_t i = first; i < n; i += stride) {
-      const std::size_t from = indices[i];
-      COALESCE_ASSERT(from < in.size(), "coalesce::gather: an index is outside the input view");
-      T v;
-      load_element(in, from, v);
-      store_element(out, i, v);
-    }
-  }
-}
-
-// Where the gather is scattered: element i of out = record indices[i], for i < n. Under
-// COALESCE_DEBUG an index outside the records traps with a message.
-template <class T, class Index>
-__global__ void __launch_bounds__(permute_threads)
-    gather_records_kernel(const record_of<T>* records, std::size_t count, const Index* indices, std::size_t n,
-                          soa_view<T> out, const unsigned* scattered) {
-  if (*scattered == 0) return;
-  for_each_batch(
-      n,
-      [&](std::size_t, std::size_t from) {
-        COALESCE_ASSERT(from < count, "coalesce::gather: an index is outside the input view");
-        return records[from];
-      },
-      indices,
-      [&](std::size_t i, const record_of<T>& r) {
-        T v;
-        std::memcpy(&v, &r, sizeof(T));
-        store_element(out, i, v);
-      });
 }
 
 // Column L of out at i = column L of in at indices[i], for i < n. Under COALESCE_DEBUG an index
