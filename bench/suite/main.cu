@@ -42,6 +42,7 @@ const group groups[] = {
     {"temporaries", bench::temporaries},
     {"reductions", bench::reductions},
     {"stencils", bench::stencils},
+    {"iterated", bench::iterated_stencils},
     {"reorder", bench::compaction_and_reordering},
     {"babelstream", bench::babelstream},
     {"particles-grids", bench::particles_and_grids},

@@ -6,6 +6,11 @@
 // one float4 of outputs per thread, float4 bands of 2 and 4 rows per thread, one element per
 // thread), each checked against a host
 // reference before it is timed. Bytes: one read of the input and one write of the output.
+// The iterated group: 100 sweeps of the 5-point and 9-point stencils on 8192 x 8192 floats,
+// clamped, coalesce::stencil<1>(100, ...) (the fused walk) against 100 single sweeps of
+// coalesce::stencil<1> ping-ponging, its result checked against theirs bit for bit before it is
+// timed. Bytes: what the single sweeps move, 100 reads and 100 writes of the matrix, for both rows,
+// so that the ratio of their GB/s is the ratio of their times.
 #include <coalesce/pitched_matrix.hpp>
 #include <coalesce/pitched_volume.hpp>
 #include <coalesce/stencil.hpp>
@@ -17,6 +22,7 @@
 #include "stencils.hpp"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace bench {
@@ -122,7 +128,53 @@ void line_stencil_rows(runner& r, const char* shape_name, std::size_t n, const s
   r.measure(group, candidates, 2.0 * double(n) * sizeof(float));
 }
 
+// `steps` sweeps of Shape on an n x n matrix of floats, clamped: the iterated call against single
+// sweeps, its result compared with theirs bit for bit once, then both timed.
+template <class Shape>
+void iterated_rows(runner& r, const char* shape_name, std::size_t n, std::size_t steps, double versus_single,
+                   const std::vector<float>& values) {
+  coalesce::pitched_matrix<float> u(values, n, n), v(n, n), a(values, n, n), b(n, n);
+  const std::string group = std::to_string(steps) + " sweeps of the " + shape_name + " stencil, clamp, pitched " +
+                            std::to_string(n) + " x " + std::to_string(n) + " floats";
+  std::printf("%s\n", group.c_str());
+  const auto u_view = u.view(), v_view = v.view(), a_view = a.view(), b_view = b.view();
+  const auto iterated = [=](cudaStream_t s) {
+    coalesce::stencil<Shape::radius>(steps, coalesce::clamp, u_view, v_view, Shape{}, s);
+  };
+  const auto single = [=](cudaStream_t s) {
+    auto from = a_view, to = b_view;
+    for (std::size_t step = 0; step < steps; ++step) {
+      coalesce::stencil<Shape::radius>(coalesce::clamp, from, to, Shape{}, s);
+      std::swap(from, to);
+    }
+  };
+  iterated(0);
+  single(0);
+  ct::check_sync(group.c_str());
+  const bool in_u = steps % 2 == 0;
+  if ((in_u ? u : v).to_vector() != (in_u ? a : b).to_vector()) r.mismatch(group + ": coalesce::stencil(steps, ...)");
+  const std::string k =
+      std::to_string(coalesce::detail::iterated_sweeps_per_pass<Shape::radius, float>(steps, 0, false));
+  const std::vector<candidate> candidates{
+      {"coalesce::stencil<" + std::to_string(Shape::radius) + ">(" + std::to_string(steps) + ", clamp, u, v), k = " + k,
+       row_role::library, iterated, row_target{versus_single, 0.0},
+       "bytes: the single sweeps' (a read and a write a sweep); the fused walk moves about 1/k of them"},
+      {std::to_string(steps) + " x coalesce::stencil<" + std::to_string(Shape::radius) + ">(clamp, in, out)",
+       row_role::competitor, single}};
+  // No counters: 100 single sweeps are more kernels than one counter measurement takes.
+  r.measure(group, candidates, 2.0 * double(steps) * double(n) * double(n) * sizeof(float), 3, false);
+}
+
 }  // namespace
+
+void iterated_stencils(runner& r) {
+  const std::size_t n = 8192, steps = 100;
+  const auto values = ct::random_values<float>(n * n);
+  iterated_rows<coalesce_test::five_point>(r, "5-point", n, steps, targets::iterated_5_point_versus_single_sweeps,
+                                           values);
+  iterated_rows<coalesce_test::nine_point>(r, "9-point", n, steps, targets::iterated_9_point_versus_single_sweeps,
+                                           values);
+}
 
 void stencils(runner& r) {
   const std::size_t shapes[][2] = {{8192, 8192}, {200000, 1000}};

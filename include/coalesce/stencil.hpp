@@ -8,6 +8,7 @@
 //   coalesce::stencil<2>(coalesce::periodic, coalesce::inputs(u, v), out, [] __device__(auto u, auto v) { ... });
 //   coalesce::stencil<1>(volume_in, volume_out, [] __device__(auto n) { return n(-1, 0, 0) + n(1, 0, 0) - 2 * n(0, 0, 0); });
 //   coalesce::stencil<1>(span_in, span_out, [] __device__(auto n) { return n(-1) - 2 * n(0) + n(1); });
+//   auto result = coalesce::stencil<1>(200, coalesce::interior, u, v, jacobi);  // 200 sweeps, u <-> v
 //
 // Needs a CUDA compiler (it launches kernels).
 #pragma once
@@ -22,6 +23,7 @@
 #  include <coalesce/boundary.hpp>
 #  include <coalesce/config.hpp>
 #  include <coalesce/detail/nvtx.hpp>
+#  include <coalesce/detail/stencil_iterate.hpp>
 #  include <coalesce/detail/stencil_launch.hpp>
 #  include <coalesce/inputs.hpp>
 #  include <coalesce/neighbourhood.hpp>
@@ -31,6 +33,7 @@
 #  include <cuda/std/span>
 #  include <cuda_runtime_api.h>
 
+#  include <cstddef>
 #  include <type_traits>
 
 namespace coalesce {
@@ -88,6 +91,90 @@ template <int R, class In, class Out, class F, std::enable_if_t<!is_boundary_pol
 void stencil(const In& in, Out&& out, F f, cudaStream_t stream) {
   COALESCE_DETAIL_NVTX_RANGE("coalesce::stencil");
   detail::stencil_checked<R>(clamp, detail::as_stencil_inputs(in), out, f, &stream);
+}
+
+/// How many sweeps an iterated stencil, coalesce::stencil<R>(steps, ...), fuses into one pass over
+/// memory: coalesce::fuse{k}, k >= 1 (1: single sweeps, one pass each). Without it the call
+/// chooses k from R, the element size, the shared memory of a block and the registers of a
+/// thread's window (docs/stencils.md, "Iterated stencils"); a k beyond what the fused walk holds
+/// for R and the element type throws std::invalid_argument.
+struct fuse {
+  std::size_t sweeps;  ///< k, the sweeps of one pass
+
+  /// k sweeps a pass, from any integer, so that fuse{k} with an int k is no narrowing error (a
+  /// negative k becomes a count no walk holds, and is refused).
+  template <class I, std::enable_if_t<std::is_integral_v<I>, int> = 0>
+  constexpr explicit fuse(I k) : sweeps(static_cast<std::size_t>(k)) {}
+};
+
+/// `steps` Jacobi-style sweeps of f on the device, asynchronously: sweep 1 reads `u` and writes
+/// `v`, sweep 2 reads `v` and writes `u`, and so on, each exactly as coalesce::stencil<R>(policy,
+/// in, out, f) would compute it, bit for bit, under every policy. Returns the view holding the
+/// result: u's after an even number of steps (0 included), v's after an odd one. The other matrix
+/// then holds an earlier sweep, not necessarily the one before the last. Under interior the border
+/// of both (the elements within R of the edge) is never written, as with single sweeps.
+///
+/// `u` and `v` are pitched_views or pitched_matrix of device memory, of one element type and one
+/// shape; f takes one coalesce::neighbourhood and returns what converts to the element type. Several
+/// sweeps are fused into one pass over memory (temporal blocking): a block loads its tile and a halo
+/// of kR into shared memory, does k sweeps there, and writes the tile, so DRAM sees about one read
+/// and one write per k sweeps. Elements of other than 4 or 8 bytes, radii whose window does not fit
+/// in registers, and a single step take single sweeps. Runs on `stream`; without one, on u's
+/// container's stream, else v's, else stream 0.
+///
+/// Throws std::invalid_argument (before anything is launched, whatever `steps` is) if the shapes
+/// differ, u and v overlap, or, under interior, an extent is 2R or less; and for a coalesce::fuse
+/// the walk cannot take. coalesce::cuda_error if a launch fails.
+template <int R, class Policy, class U, class V, class F, std::enable_if_t<is_boundary_policy_v<Policy>, int> = 0>
+auto stencil(std::size_t steps, const Policy& policy, U&& u, V&& v, F f) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::stencil");
+  return detail::iterate_checked<R>(steps, policy, u, v, f, 0, false, nullptr);
+}
+/// The same, ordered on `stream`.
+template <int R, class Policy, class U, class V, class F, std::enable_if_t<is_boundary_policy_v<Policy>, int> = 0>
+auto stencil(std::size_t steps, const Policy& policy, U&& u, V&& v, F f, cudaStream_t stream) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::stencil");
+  return detail::iterate_checked<R>(steps, policy, u, v, f, 0, false, &stream);
+}
+/// The same, fusing `sweeps.sweeps` sweeps a pass.
+template <int R, class Policy, class U, class V, class F, std::enable_if_t<is_boundary_policy_v<Policy>, int> = 0>
+auto stencil(std::size_t steps, const Policy& policy, U&& u, V&& v, F f, fuse sweeps) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::stencil");
+  return detail::iterate_checked<R>(steps, policy, u, v, f, sweeps.sweeps, true, nullptr);
+}
+/// The same, fusing `sweeps.sweeps` sweeps a pass, ordered on `stream`.
+template <int R, class Policy, class U, class V, class F, std::enable_if_t<is_boundary_policy_v<Policy>, int> = 0>
+auto stencil(std::size_t steps, const Policy& policy, U&& u, V&& v, F f, fuse sweeps, cudaStream_t stream) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::stencil");
+  return detail::iterate_checked<R>(steps, policy, u, v, f, sweeps.sweeps, true, &stream);
+}
+/// `steps` sweeps with coalesce::clamp.
+template <int R, class U, class V, class F,
+          std::enable_if_t<!is_boundary_policy_v<std::remove_cv_t<std::remove_reference_t<U>>>, int> = 0>
+auto stencil(std::size_t steps, U&& u, V&& v, F f) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::stencil");
+  return detail::iterate_checked<R>(steps, clamp, u, v, f, 0, false, nullptr);
+}
+/// `steps` sweeps with coalesce::clamp, ordered on `stream`.
+template <int R, class U, class V, class F,
+          std::enable_if_t<!is_boundary_policy_v<std::remove_cv_t<std::remove_reference_t<U>>>, int> = 0>
+auto stencil(std::size_t steps, U&& u, V&& v, F f, cudaStream_t stream) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::stencil");
+  return detail::iterate_checked<R>(steps, clamp, u, v, f, 0, false, &stream);
+}
+/// `steps` sweeps with coalesce::clamp, fusing `sweeps.sweeps` a pass.
+template <int R, class U, class V, class F,
+          std::enable_if_t<!is_boundary_policy_v<std::remove_cv_t<std::remove_reference_t<U>>>, int> = 0>
+auto stencil(std::size_t steps, U&& u, V&& v, F f, fuse sweeps) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::stencil");
+  return detail::iterate_checked<R>(steps, clamp, u, v, f, sweeps.sweeps, true, nullptr);
+}
+/// `steps` sweeps with coalesce::clamp, fusing `sweeps.sweeps` a pass, ordered on `stream`.
+template <int R, class U, class V, class F,
+          std::enable_if_t<!is_boundary_policy_v<std::remove_cv_t<std::remove_reference_t<U>>>, int> = 0>
+auto stencil(std::size_t steps, U&& u, V&& v, F f, fuse sweeps, cudaStream_t stream) {
+  COALESCE_DETAIL_NVTX_RANGE("coalesce::stencil");
+  return detail::iterate_checked<R>(steps, clamp, u, v, f, sweeps.sweeps, true, &stream);
 }
 
 }  // namespace coalesce
