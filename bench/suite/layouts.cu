@@ -8,7 +8,8 @@
 //   - sort_by_key of 32 M particles on records: >= 1.4 x the same on SoA, and >= 1.0 x CUB's
 //     SortPairs of (key, index) followed by the best record gather we can write by hand;
 //   - layout::split (48-byte bodies, six hot floats in columns, 24 cold bytes in records): the
-//     hot update >= 0.98 x the same on SoA, and a random gather of whole bodies >= 1.0 x SoA's.
+//     hot update >= 0.98 x the same on SoA, a random gather of whole bodies >= 1.0 x SoA's, and
+//     convert to and from columns and records >= 0.95 x cudaMemcpy, as the other conversions.
 // Every row is checked once against the host before it is timed.
 #include "bench.hpp"
 
@@ -328,6 +329,51 @@ void split_bodies(runner& r) {
     if (!same_bodies(records_out.to_vector(), gathered)) r.mismatch(group + ": aos");
     if (!same_bodies(split_out.to_vector(), gathered)) r.mismatch(group + ": split");
     r.measure(group, candidates, (48.0 + 4.0 + 48.0) * double(n));
+  }
+  {
+    // Into and out of a split: each body's 48 bytes read once and written once, as a copy.
+    const std::string group = "layouts: split, convert to and from columns and records (48-byte bodies)";
+    std::printf("%s\n", group.c_str());
+    coalesce::vector<Body> soa_out(n);
+    coalesce::vector<Body, layout::aos> records_out(n);
+    coalesce::vector<Body, hot> split_out(n);
+    ct::device_buffer<Body> copy_out(n);
+    const Body* raw = records.const_view().data();
+    Body* copy_to = copy_out.data();
+    const auto si = soa.const_view();
+    const auto ri = records.const_view();
+    const auto hi = split.const_view();
+    const auto so = soa_out.view();
+    const auto ro = records_out.view();
+    const auto ho = split_out.view();
+    const auto memcpy_target = versus("cudaMemcpy", 0.95);
+    const std::vector<candidate> candidates{{"cudaMemcpy", row_role::competitor,
+                                             [=](cudaStream_t s) {
+                                               coalesce::throw_on_error(cudaMemcpyAsync(copy_to, raw, n * sizeof(Body),
+                                                                                        cudaMemcpyDeviceToDevice, s),
+                                                                        "cudaMemcpyAsync");
+                                             }},
+                                            {"coalesce::convert soa -> split", row_role::library,
+                                             [=](cudaStream_t s) { coalesce::convert(si, ho, s); }, memcpy_target},
+                                            {"coalesce::convert split -> soa", row_role::library,
+                                             [=](cudaStream_t s) { coalesce::convert(hi, so, s); }, memcpy_target},
+                                            {"coalesce::convert aos -> split", row_role::library,
+                                             [=](cudaStream_t s) { coalesce::convert(ri, ho, s); }, memcpy_target},
+                                            {"coalesce::convert split -> aos", row_role::library,
+                                             [=](cudaStream_t s) { coalesce::convert(hi, ro, s); }, memcpy_target}};
+    const auto want = soa.to_vector();  // every source holds the drifted bodies now
+    if (!same_bodies(records.to_vector(), want) || !same_bodies(split.to_vector(), want))
+      r.mismatch(group + ": sources differ");
+    for (std::size_t i = 1; i < candidates.size(); ++i) {
+      candidates[i].launch(0);
+      ct::check_sync(candidates[i].name.c_str());
+      const std::string to_name = candidates[i].name.substr(candidates[i].name.rfind(' ') + 1);
+      const auto got = to_name == "aos"   ? records_out.to_vector()
+                       : to_name == "soa" ? soa_out.to_vector()
+                                          : split_out.to_vector();
+      if (!same_bodies(got, want)) r.mismatch(group + ": " + candidates[i].name);
+    }
+    r.measure(group, candidates, 96.0 * double(n));
   }
 }
 
