@@ -288,27 +288,6 @@ COALESCE_HOST_DEVICE constexpr unsigned seed_line_formula(std::size_t stride_byt
   return static_cast<unsigned>(((threads - 1) * stride_bytes + elem_bytes + line_bytes - 1) / line_bytes);
 }
 
-/// The halo of a stencil walked in bands (coalesce::stencil's band walk): each thread computes a
-/// vector of `vector_elements` outputs in `rows_per_thread` consecutive rows, a block is `block_x`
-/// threads across and `block_y` bands down, and every thread loads its vector of each input row
-/// it needs (radius rows above and below its own) and the `radius` elements on either side. If
-/// L1 keeps what a block loads until its threads are done, L2 serves each sector a block touches
-/// once: (block_y * rows_per_thread + 2 * radius) rows, each the block's span of
-/// block_x * vector_elements elements plus the sectors holding the halo elements either side. This
-/// returns that, over the output sectors the block writes: the L1-to-L2 read traffic of one input
-/// per sector of output. Rows start on 32-byte boundaries and the block's span is whole sectors.
-/// For floats at radius 1: one vector a thread in blocks of 256 across (the walk's first design)
-/// gives 3 x 130 / 128 = 3.05, the bands of 64 x 4 threads and 2 rows 10 x 34 / 256 = 1.33.
-COALESCE_HOST_DEVICE constexpr double band_halo_sectors_per_output_sector(unsigned radius, unsigned elem_bytes,
-                                                                          unsigned vector_elements,
-                                                                          unsigned rows_per_thread, unsigned block_x,
-                                                                          unsigned block_y) {
-  const double span_sectors = double(block_x) * vector_elements * elem_bytes / sector_bytes;
-  const unsigned halo_sectors_each_side = (radius * elem_bytes + sector_bytes - 1) / sector_bytes;
-  const double rows_out = double(block_y) * rows_per_thread;
-  return (rows_out + 2.0 * radius) * (span_sectors + 2.0 * halo_sectors_each_side) / (rows_out * span_sectors);
-}
-
 namespace detail {
 
 // Thread t's address: a leaf of element first + t in groups of Group elements (tiles), GroupBytes

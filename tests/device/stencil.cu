@@ -5,7 +5,7 @@
 // cudaMemcpy and the hand-written stencils of competitors.hpp in the same process. Volumes: the
 // 7-point and 25-point stencils equal a host reference under every policy, with two inputs and
 // through the element walk, and on 512^3 floats are held to floors under their measured figures.
-#include <coalesce/model.hpp>
+#include <coalesce/model_stencils.hpp>
 #include <coalesce/pitched_matrix.hpp>
 #include <coalesce/pitched_volume.hpp>
 #include <coalesce/stencil.hpp>

@@ -5,7 +5,9 @@
 // fuses; it lands in u after an even number of steps and in v after an odd one; the fused walk is
 // what ran (its plan leaves an earlier sweep in the other matrix, where single sweeps leave the
 // one before the last, and on 8192^2 floats it moves under 0.4 of their DRAM bytes, counted by
-// the hardware); misuse is refused before any launch.
+// the hardware, and as model::fused_stencil_pass predicts its DRAM bytes and L2-to-L1 sectors);
+// misuse is refused before any launch.
+#include <coalesce/model_stencils.hpp>
 #include <coalesce/pitched_matrix.hpp>
 #include <coalesce/stencil.hpp>
 #include <coalesce/testing/testing.hpp>
@@ -24,6 +26,19 @@ namespace ct = coalesce::testing;
 using coalesce::pitched_matrix;
 
 namespace {
+
+// The default counters plus the sectors L2 serves to L1's reads, which model::fused_stencil_pass
+// predicts for a pass.
+constexpr const char* l2_sectors_read_by_l1 = "lts__t_sectors_srcunit_tex_op_read.sum";
+
+ct::counter_profiler& profiler() {
+  static ct::counter_profiler instance([] {
+    auto metrics = ct::default_metrics();
+    metrics.push_back(l2_sectors_read_by_l1);
+    return metrics;
+  }());
+  return instance;
+}
 
 // The shapes, for floats and doubles: sums, then one multiply, as in tests/support/stencils.hpp.
 template <class T>
@@ -234,9 +249,9 @@ TEST_CASE("24 fused sweeps on 8192^2 floats move under 0.4 of the DRAM bytes of 
   ct::check_sync("24 sweeps");
   CHECK(same_bits(u.to_vector(), a.to_vector()));
 
-  COALESCE_REQUIRE_COUNTERS(coalesce_test::profiler());
-  const auto fused = coalesce_test::profiler().measure(iterated);
-  const auto one_a_sweep = coalesce_test::profiler().measure(single);
+  COALESCE_REQUIRE_COUNTERS(profiler());
+  const auto fused = profiler().measure(iterated);
+  const auto one_a_sweep = profiler().measure(single);
   const double fused_bytes = fused.dram_bytes_read() + fused.dram_bytes_write();
   const double single_bytes = one_a_sweep.dram_bytes_read() + one_a_sweep.dram_bytes_write();
   // k = 4: a pass reads 64 x 128 floats and writes 56 x 120 for 4 sweeps, 0.28 of the 8 bytes a
@@ -244,6 +259,23 @@ TEST_CASE("24 fused sweeps on 8192^2 floats move under 0.4 of the DRAM bytes of 
   std::printf("\n%zu sweeps of the 5-point stencil on %zu^2 floats: DRAM %.1f MB fused, %.1f MB single sweeps (%.3f)\n",
               steps, n, fused_bytes / 1e6, single_bytes / 1e6, fused_bytes / single_bytes);
   CHECK(fused_bytes < 0.4 * single_bytes);
+
+  // The access model of a pass, times the passes (all of k sweeps here), against the counters.
+  using geometry = coalesce::detail::fused_geometry<1, sizeof(float)>;
+  const auto plan = coalesce::detail::plan_fused_passes(steps, coalesce::detail::automatic_fused_sweeps<1, 4>());
+  REQUIRE(plan.longer == 0);
+  const auto pass = coalesce::model::fused_stencil_pass(n, n, 1, sizeof(float), unsigned(plan.sweeps),
+                                                        geometry::region_rows, geometry::region_cols);
+  const double modelled_bytes = double(plan.passes) * pass.dram_bytes;
+  const double measured_l2 = fused[l2_sectors_read_by_l1] / (double(plan.passes) * pass.output_sectors);
+  const double modelled_l2 = pass.l2_sectors_read_by_l1 / pass.output_sectors;
+  std::printf("fused passes: DRAM %.1f MB, the access model %.1f MB (%.3f); L2 sectors read by L1 per output sector "
+              "%.3f, the model %.3f (%.3f)\n",
+              fused_bytes / 1e6, modelled_bytes / 1e6, fused_bytes / modelled_bytes, measured_l2, modelled_l2,
+              measured_l2 / modelled_l2);
+  CHECK(fused_bytes >= 0.95 * modelled_bytes);
+  CHECK(fused_bytes <= 1.15 * modelled_bytes);
+  CHECK(measured_l2 == Approx(modelled_l2).epsilon(0.1));
 }
 
 TEST_CASE("an iterated stencil takes views, containers on a stream, and a stream it is given") {

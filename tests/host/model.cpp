@@ -1,6 +1,6 @@
 // The access model on the host: the seed material's numbers, exactly, and agreement with an
 // independent brute-force count on thousands of random patterns.
-#include <coalesce/model.hpp>
+#include <coalesce/model_stencils.hpp>
 
 #include "coalesce_test.hpp"
 
@@ -275,3 +275,40 @@ TEST_CASE("the band walk's halo traffic model equals a count of the sectors a bl
 // Compiles = passes: usable in constant expressions, and bands read less than one vector a thread.
 static_assert(m::band_halo_sectors_per_output_sector(1, 4, 4, 2, 64, 4) <
               m::band_halo_sectors_per_output_sector(1, 4, 4, 1, 256, 1));
+
+// The fused walk's pass: every block's region, clipped into the matrix, counted sector by sector
+// (a set per block: L1 keeps what the block loads), against the model's closed sums.
+TEST_CASE("model::fused_stencil_pass counts each block's region sectors and one read and write of the matrix") {
+  struct shape {
+    std::size_t rows, cols;
+    unsigned radius, elem_bytes, sweeps, region_rows, region_cols;
+  };
+  for (const shape s :
+       {shape{8192 / 64, 1000, 1, 4, 4, 64, 128}, shape{100, 300, 1, 4, 2, 16, 64}, shape{37, 5, 1, 4, 4, 64, 128},
+        shape{257, 513, 2, 8, 2, 64, 64}, shape{1, 40, 1, 4, 3, 8, 32}}) {
+    INFO(s.rows << " x " << s.cols << ", radius " << s.radius << ", " << s.elem_bytes << "-byte elements, " << s.sweeps
+                << " sweeps, regions of " << s.region_rows << " x " << s.region_cols);
+    const long long halo = (long long)s.sweeps * s.radius;
+    const long long tile_rows = (long long)s.region_rows - 2 * halo, tile_cols = (long long)s.region_cols - 2 * halo;
+    const std::uint64_t pitch = (s.cols * s.elem_bytes + 127) / 128 * 128;
+    std::size_t loaded = 0;
+    for (long long top = -halo; top + halo < (long long)s.rows; top += tile_rows)
+      for (long long left = -halo; left + halo < (long long)s.cols; left += tile_cols) {
+        std::set<std::uint64_t> sectors;
+        for (long long i = top; i < top + s.region_rows; ++i)
+          for (long long j = left; j < left + s.region_cols; ++j) {
+            if (i < 0 || i >= (long long)s.rows || j < 0 || j >= (long long)s.cols) continue;
+            sectors.insert((std::uint64_t(i) * pitch + std::uint64_t(j) * s.elem_bytes) / m::sector_bytes);
+          }
+        loaded += sectors.size();
+      }
+    const auto t =
+        m::fused_stencil_pass(s.rows, s.cols, s.radius, s.elem_bytes, s.sweeps, s.region_rows, s.region_cols);
+    const double row_sectors = double((s.cols * s.elem_bytes + 31) / 32);
+    CHECK(t.l2_sectors_read_by_l1 == double(loaded));
+    CHECK(t.output_sectors == double(s.rows) * row_sectors);
+    CHECK(t.dram_bytes == 2.0 * double(s.rows) * row_sectors * 32.0);
+  }
+  // A tile that the halos leave empty moves nothing.
+  CHECK(m::fused_stencil_pass(100, 100, 1, 4, 4, 8, 128).l2_sectors_read_by_l1 == 0);
+}
