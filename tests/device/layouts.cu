@@ -310,6 +310,25 @@ TEST_CASE("gather, scatter and sort_by_key on every layout, and between layouts,
   sort_on<layout::aosoa<8>>(host);
   sort_on<split_records>(host);
   sort_on<split_tiles>(host);
+
+  // An input of 2^18 elements or more, gathered whole: from tiles, a split or columns the gather
+  // goes through records, staged where the permutation is scattered (a shuffle) and read at each
+  // index where it is not (neighbours swapped: the sample finds few jumps).
+  static_assert(coalesce::detail::stage_records_for_v<coalesce::layout_view<const Walker, layout::aosoa<32>>>);
+  static_assert(coalesce::detail::stage_records_for_v<coalesce::layout_view<const Walker, split_records>>);
+  static_assert(coalesce::detail::stage_records_for_v<coalesce::soa_view<const Walker>>);
+  static_assert(!coalesce::detail::stage_records_for_v<coalesce::layout_view<const Walker, layout::aos>>);
+  const auto large = some_walkers(coalesce::detail::records_from_elements + 3001);
+  std::vector<std::uint32_t> shuffled(large.size()), swapped(large.size());
+  std::iota(shuffled.begin(), shuffled.end(), 0u);
+  std::shuffle(shuffled.begin(), shuffled.end(), std::mt19937_64(ct::test_seed() + 1));
+  for (std::size_t i = 0; i < swapped.size(); ++i) swapped[i] = std::uint32_t(i + 1 < swapped.size() ? i ^ 1 : i);
+  for (const auto* order : {&shuffled, &swapped}) {
+    permute_to_every_layout<layout::soa>(large, *order);
+    permute_to_every_layout<layout::aosoa<32>>(large, *order);
+    permute_to_every_layout<split_records>(large, *order);
+    permute_between<split_tiles, split_tiles>(large, *order);
+  }
 }
 
 namespace {
