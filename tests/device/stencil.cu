@@ -39,18 +39,8 @@ namespace {
 // Outputs start as this (not zero), so that interior's untouched edge is seen to be untouched.
 constexpr float untouched = -7.0f;
 
-// The default counters plus the sectors L2 serves to L1's reads: the halo traffic the access
-// model predicts for the band walk (model::band_halo_sectors_per_output_sector).
-constexpr const char* l2_sectors_read_by_l1 = "lts__t_sectors_srcunit_tex_op_read.sum";
-
-ct::counter_profiler& profiler() {
-  static ct::counter_profiler instance([] {
-    auto metrics = ct::default_metrics();
-    metrics.push_back(l2_sectors_read_by_l1);
-    return metrics;
-  }());
-  return instance;
-}
+using coalesce_test::halo_profiler;
+using coalesce_test::l2_sectors_read_by_l1;
 
 // Calls `call`, which must throw std::invalid_argument naming interior and `shape`.
 template <class Call>
@@ -321,9 +311,9 @@ void measure_stencil(const char* shape_name, coalesce_test::competitors::stencil
   reference_stencil<Shape::radius>(coalesce::clamp, rows, cols, expected, Shape{}, values);
   check_every_candidate(out, expected, library, competitors);
 
-  COALESCE_REQUIRE_COUNTERS(profiler());
+  COALESCE_REQUIRE_COUNTERS(halo_profiler());
   const double ideal_bytes = 2.0 * double(rows) * double(cols) * sizeof(float);
-  const auto m = profiler().measure([&] { library(0); });
+  const auto m = halo_profiler().measure([&] { library(0); });
   const double dram = m.dram_bytes_read() + m.dram_bytes_write();
   // A warp's lanes take consecutive 16-byte vectors of one row (512 bytes, 16 sectors; a row's
   // last warp takes what is left of it): each loads its vector of every input row it needs and
@@ -508,9 +498,9 @@ void measure_volume_stencil(const char* shape_name, coalesce_test::competitors::
   reference_volume_stencil<Shape::radius>(coalesce::clamp, n, n, n, expected, Shape{}, values);
   check_every_candidate(out, expected, library, competitors);
 
-  COALESCE_REQUIRE_COUNTERS(profiler());
+  COALESCE_REQUIRE_COUNTERS(halo_profiler());
   const double ideal_bytes = 2.0 * double(n) * double(n) * double(n) * sizeof(float);
-  const auto m = profiler().measure([&] { library(0); });
+  const auto m = halo_profiler().measure([&] { library(0); });
   const double dram = m.dram_bytes_read() + m.dram_bytes_write();
   std::printf("\n%s on %zu^3 floats: load sectors/request %.3f, store %.3f, DRAM %.1f MB (ideal %.1f, %.3f)\n",
               shape_name, n, m.load_sectors_per_request(), m.store_sectors_per_request(), dram / 1e6, ideal_bytes / 1e6,
@@ -530,7 +520,7 @@ void measure_volume_stencil(const char* shape_name, coalesce_test::competitors::
               m[l2_sectors_read_by_l1] / output_sectors);
   for (const auto& competitor : competitors)
     std::printf("; %s %.3f", competitor.name.c_str(),
-                profiler().measure([&] { competitor.launch(0); })[l2_sectors_read_by_l1] / output_sectors);
+                halo_profiler().measure([&] { competitor.launch(0); })[l2_sectors_read_by_l1] / output_sectors);
   std::printf("\n");
 
   ct::bandwidth_meter meter;

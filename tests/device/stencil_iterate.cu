@@ -27,18 +27,8 @@ using coalesce::pitched_matrix;
 
 namespace {
 
-// The default counters plus the sectors L2 serves to L1's reads, which model::fused_stencil_pass
-// predicts for a pass.
-constexpr const char* l2_sectors_read_by_l1 = "lts__t_sectors_srcunit_tex_op_read.sum";
-
-ct::counter_profiler& profiler() {
-  static ct::counter_profiler instance([] {
-    auto metrics = ct::default_metrics();
-    metrics.push_back(l2_sectors_read_by_l1);
-    return metrics;
-  }());
-  return instance;
-}
+using coalesce_test::halo_profiler;
+using coalesce_test::l2_sectors_read_by_l1;
 
 // The shapes, for floats and doubles: sums, then one multiply, as in tests/support/stencils.hpp.
 template <class T>
@@ -249,9 +239,9 @@ TEST_CASE("24 fused sweeps on 8192^2 floats move under 0.4 of the DRAM bytes of 
   ct::check_sync("24 sweeps");
   CHECK(same_bits(u.to_vector(), a.to_vector()));
 
-  COALESCE_REQUIRE_COUNTERS(profiler());
-  const auto fused = profiler().measure(iterated);
-  const auto one_a_sweep = profiler().measure(single);
+  COALESCE_REQUIRE_COUNTERS(halo_profiler());
+  const auto fused = halo_profiler().measure(iterated);
+  const auto one_a_sweep = halo_profiler().measure(single);
   const double fused_bytes = fused.dram_bytes_read() + fused.dram_bytes_write();
   const double single_bytes = one_a_sweep.dram_bytes_read() + one_a_sweep.dram_bytes_write();
   // k = 4: a pass reads 64 x 128 floats and writes 56 x 120 for 4 sweeps, 0.28 of the 8 bytes a

@@ -33,6 +33,21 @@ inline coalesce::testing::counter_profiler& profiler() {
   return instance;
 }
 
+// The sectors L2 serves to L1's reads: the halo traffic the access model predicts for the
+// stencil walks (model::band_halo_sectors_per_output_sector, model::fused_stencil_pass).
+inline constexpr const char* l2_sectors_read_by_l1 = "lts__t_sectors_srcunit_tex_op_read.sum";
+
+// The executable's profiler with the default metrics and l2_sectors_read_by_l1, for the stencil
+// tests; an executable uses it or profiler(), not both.
+inline coalesce::testing::counter_profiler& halo_profiler() {
+  static coalesce::testing::counter_profiler instance([] {
+    auto metrics = coalesce::testing::default_metrics();
+    metrics.push_back(l2_sectors_read_by_l1);
+    return metrics;
+  }());
+  return instance;
+}
+
 // What a comparison of coalesce with its competitors found: each one's best median bandwidth over
 // the rounds, as a share of cudaMemcpy and of the DRAM peak.
 struct comparison {
