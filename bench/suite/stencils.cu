@@ -6,10 +6,10 @@
 // one float4 of outputs per thread, float4 bands of 2 and 4 rows per thread, one element per
 // thread), each checked against a host
 // reference before it is timed. Bytes: one read of the input and one write of the output.
-// The iterated group: 100 sweeps of the 5-point and 9-point stencils on 8192 x 8192 floats,
-// clamped, coalesce::stencil<1>(100, ...) (the fused walk) against 100 single sweeps of
-// coalesce::stencil<1> ping-ponging, its result checked against theirs bit for bit before it is
-// timed. Bytes: what the single sweeps move, 100 reads and 100 writes of the matrix, for both rows,
+// The iterated group: 100 sweeps of the 5-point and 9-point stencils on 8192 x 8192 floats and
+// of the 7-point stencil on a 512^3 volume, clamped, coalesce::stencil<1>(100, ...) (the fused
+// walks) against 100 single sweeps of coalesce::stencil<1> ping-ponging, its result checked
+// against theirs bit for bit before it is timed. Bytes: what the single sweeps move, 100 reads and 100 writes of the matrix, for both rows,
 // so that the ratio of their GB/s is the ratio of their times.
 #include <coalesce/pitched_matrix.hpp>
 #include <coalesce/pitched_volume.hpp>
@@ -128,18 +128,20 @@ void line_stencil_rows(runner& r, const char* shape_name, std::size_t n, const s
   r.measure(group, candidates, 2.0 * double(n) * sizeof(float));
 }
 
-// `steps` sweeps of Shape on an n x n matrix of floats, clamped: the iterated call against single
-// sweeps, its result compared with theirs bit for bit once, then both timed.
-template <class Shape>
-void iterated_rows(runner& r, const char* shape_name, std::size_t n, std::size_t steps, double versus_single,
-                   const std::vector<float>& values) {
-  coalesce::pitched_matrix<float> u(values, n, n), v(n, n), a(values, n, n), b(n, n);
-  const std::string group = std::to_string(steps) + " sweeps of the " + shape_name + " stencil, clamp, pitched " +
-                            std::to_string(n) + " x " + std::to_string(n) + " floats";
+// `steps` sweeps of Shape on n x n matrices (or n^3 volumes) of floats, clamped: the iterated call
+// against single sweeps, its result compared with theirs bit for bit once, then both timed.
+// k_asked: the k of a coalesce::fuse{k} the call passes, 0 for none (then k_chosen is the call's).
+template <class Shape, class Grid>
+void iterated_rows(runner& r, const char* shape_name, Grid u, Grid v, Grid a, Grid b, const std::string& extent,
+                   std::size_t steps, double versus_single, std::size_t k_chosen, std::size_t k_asked = 0) {
+  const std::size_t elements = u.size();
+  const std::string group =
+      std::to_string(steps) + " sweeps of the " + shape_name + " stencil, clamp, pitched " + extent + " floats";
   std::printf("%s\n", group.c_str());
   const auto u_view = u.view(), v_view = v.view(), a_view = a.view(), b_view = b.view();
   const auto iterated = [=](cudaStream_t s) {
-    coalesce::stencil<Shape::radius>(steps, coalesce::clamp, u_view, v_view, Shape{}, s);
+    if (k_asked == 0) coalesce::stencil<Shape::radius>(steps, coalesce::clamp, u_view, v_view, Shape{}, s);
+    else coalesce::stencil<Shape::radius>(steps, coalesce::clamp, u_view, v_view, Shape{}, coalesce::fuse{k_asked}, s);
   };
   const auto single = [=](cudaStream_t s) {
     auto from = a_view, to = b_view;
@@ -153,27 +155,49 @@ void iterated_rows(runner& r, const char* shape_name, std::size_t n, std::size_t
   ct::check_sync(group.c_str());
   const bool in_u = steps % 2 == 0;
   if ((in_u ? u : v).to_vector() != (in_u ? a : b).to_vector()) r.mismatch(group + ": coalesce::stencil(steps, ...)");
-  const std::string k =
-      std::to_string(coalesce::detail::iterated_sweeps_per_pass<Shape::radius, float>(steps, 0, false));
+  const std::string k = std::to_string(k_asked == 0 ? k_chosen : k_asked);
   const std::vector<candidate> candidates{
-      {"coalesce::stencil<" + std::to_string(Shape::radius) + ">(" + std::to_string(steps) + ", clamp, u, v), k = " + k,
+      {"coalesce::stencil<" + std::to_string(Shape::radius) + ">(" + std::to_string(steps) + ", clamp, u, v" +
+           (k_asked == 0 ? "), k = " + k : ", fuse{" + k + "})"),
        row_role::library, iterated, row_target{versus_single, 0.0},
        "bytes: the single sweeps' (a read and a write a sweep); the fused walk moves about 1/k of them"},
       {std::to_string(steps) + " x coalesce::stencil<" + std::to_string(Shape::radius) + ">(clamp, in, out)",
        row_role::competitor, single}};
   // No counters: 100 single sweeps are more kernels than one counter measurement takes.
-  r.measure(group, candidates, 2.0 * double(steps) * double(n) * double(n) * sizeof(float), 3, false);
+  r.measure(group, candidates, 2.0 * double(steps) * double(elements) * sizeof(float), 3, false);
 }
 
 }  // namespace
 
 void iterated_stencils(runner& r) {
-  const std::size_t n = 8192, steps = 100;
-  const auto values = ct::random_values<float>(n * n);
-  iterated_rows<coalesce_test::five_point>(r, "5-point", n, steps, targets::iterated_5_point_versus_single_sweeps,
-                                           values);
-  iterated_rows<coalesce_test::nine_point>(r, "9-point", n, steps, targets::iterated_9_point_versus_single_sweeps,
-                                           values);
+  namespace d = coalesce::detail;
+  using matrix = coalesce::pitched_matrix<float>;
+  using volume = coalesce::pitched_volume<float>;
+  const std::size_t steps = 100;
+  {
+    const std::size_t n = 8192;
+    const auto values = ct::random_values<float>(n * n);
+    const std::string extent = std::to_string(n) + " x " + std::to_string(n);
+    iterated_rows<coalesce_test::five_point>(r, "5-point", matrix(values, n, n), matrix(n, n), matrix(values, n, n),
+                                             matrix(n, n), extent, steps,
+                                             targets::iterated_5_point_versus_single_sweeps,
+                                             d::iterated_sweeps_per_pass<1, float>(steps, 0, false));
+    iterated_rows<coalesce_test::nine_point>(r, "9-point", matrix(values, n, n), matrix(n, n), matrix(values, n, n),
+                                             matrix(n, n), extent, steps,
+                                             targets::iterated_9_point_versus_single_sweeps,
+                                             d::iterated_sweeps_per_pass<1, float>(steps, 0, false));
+  }
+  // A volume's call takes single sweeps unless coalesce::fuse asks for the fused walk (until that
+  // measures faster: detail::fused_volume_walk_by_default), so the row asks for the model's k.
+  const std::size_t n = 512;
+  const auto values = ct::random_values<float>(n * n * n);
+  const std::size_t model_k =
+      std::size_t(d::automatic_fused_volume_sweeps<1, sizeof(float)>(d::opt_in_shared_bytes(d::current_device())));
+  iterated_rows<coalesce_test::seven_point>(r, "7-point", volume(values, n, n, n), volume(n, n, n),
+                                            volume(values, n, n, n), volume(n, n, n), std::to_string(n) + "^3", steps,
+                                            targets::iterated_7_point_volume_versus_single_sweeps,
+                                            d::iterated_volume_sweeps_per_pass<1, float>(steps, 0, false),
+                                            d::fused_volume_walk_by_default ? 0 : model_k);
 }
 
 void stencils(runner& r) {

@@ -9,6 +9,7 @@
 //   coalesce::stencil<1>(volume_in, volume_out, [] __device__(auto n) { return n(-1, 0, 0) + n(1, 0, 0) - 2 * n(0, 0, 0); });
 //   coalesce::stencil<1>(span_in, span_out, [] __device__(auto n) { return n(-1) - 2 * n(0) + n(1); });
 //   auto result = coalesce::stencil<1>(200, coalesce::interior, u, v, jacobi);  // 200 sweeps, u <-> v
+//   auto result = coalesce::stencil<1>(100, coalesce::clamp, volume_u, volume_v, laplace);  // volumes too
 //
 // Needs a CUDA compiler (it launches kernels).
 #pragma once
@@ -115,16 +116,21 @@ struct fuse {
 /// of both (the elements within R of the edge) is never written, as with single sweeps.
 ///
 /// `u` and `v` are pitched_views or pitched_matrix of device memory, of one element type and one
-/// shape; f takes one coalesce::neighbourhood and returns what converts to the element type. Several
-/// sweeps are fused into one pass over memory (temporal blocking): a block loads its tile and a halo
-/// of kR into shared memory, does k sweeps there, and writes the tile, so DRAM sees about one read
-/// and one write per k sweeps. Elements of other than 4 or 8 bytes, radii whose window does not fit
-/// in registers, and a single step take single sweeps. Runs on `stream`; without one, on u's
-/// container's stream, else v's, else stream 0.
+/// shape, f taking one coalesce::neighbourhood; or two pitched_volume_views or pitched_volumes, f
+/// taking one coalesce::volume_neighbourhood. f returns what converts to the element type. Several
+/// sweeps are fused into one pass over memory (temporal blocking): on a matrix a block loads its
+/// tile and a halo of kR into shared memory, does k sweeps there, and writes the tile; on a volume
+/// a block walks z with its k sweeps a few planes apart, in rings of planes in shared memory. DRAM
+/// sees about one read and one write per k sweeps. Elements of other than 4 or 8 bytes, radii
+/// whose window does not fit in registers (on a volume: beyond 2), and a single step take single
+/// sweeps; so does a volume without coalesce::fuse, for now: its fused walk measured slower than
+/// single sweeps (docs/stencils.md, "Iterated stencils on volumes"). Runs on `stream`; without
+/// one, on u's container's stream, else v's, else stream 0.
 ///
 /// Throws std::invalid_argument (before anything is launched, whatever `steps` is) if the shapes
 /// differ, u and v overlap, or, under interior, an extent is 2R or less; and for a coalesce::fuse
-/// the walk cannot take. coalesce::cuda_error if a launch fails.
+/// the walk cannot take (on a volume, also one whose rings need more shared memory than the device
+/// gives a block). coalesce::cuda_error if a launch fails.
 template <int R, class Policy, class U, class V, class F, std::enable_if_t<is_boundary_policy_v<Policy>, int> = 0>
 auto stencil(std::size_t steps, const Policy& policy, U&& u, V&& v, F f) {
   COALESCE_DETAIL_NVTX_RANGE("coalesce::stencil");

@@ -1,4 +1,4 @@
-// expect: coalesce::stencil: an iterated stencil's two matrices must hold one element type
+// expect: coalesce::stencil: an iterated stencil's two operands must hold one element type
 #include <coalesce/stencil.hpp>
 
 void misuse(coalesce::pitched_matrix<float>& u, coalesce::pitched_matrix<double>& v) {

@@ -1,4 +1,4 @@
-// expect: coalesce::stencil: an iterated stencil's matrices must be in device memory
+// expect: coalesce::stencil: an iterated stencil's operands must be in device memory
 #include <coalesce/stencil.hpp>
 
 void misuse(coalesce::pitched_matrix<float, coalesce::host_space>& u,

@@ -1,4 +1,4 @@
-// expect: coalesce::stencil: an iterated stencil takes two matrices, each a coalesce::pitched_view or
+// expect: coalesce::stencil: an iterated stencil takes two matrices, coalesce::pitched_view or pitched_matrix, or two volumes
 #include <coalesce/stencil.hpp>
 
 #include <cuda/std/span>

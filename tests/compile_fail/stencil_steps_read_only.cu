@@ -1,4 +1,4 @@
-// expect: coalesce::stencil: an iterated stencil writes both matrices; neither may be read-only
+// expect: coalesce::stencil: an iterated stencil writes both operands; neither may be read-only
 #include <coalesce/stencil.hpp>
 
 void misuse(coalesce::pitched_matrix<float>& u, const coalesce::pitched_matrix<float>& v) {

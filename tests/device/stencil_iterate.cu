@@ -175,7 +175,10 @@ TEST_CASE("an iterated stencil equals single sweeps on shapes smaller than a til
   }
 }
 
-TEST_CASE("an iterated stencil equals single sweeps where a block strides down more tiles than a grid holds") {
+// [no-sanitizer]: half a gigabyte a matrix, which racecheck and initcheck take longer over than
+// their run allows; the other cases run the same kernels under them.
+TEST_CASE("an iterated stencil equals single sweeps where a block strides down more tiles than a grid holds",
+          "[no-sanitizer]") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   // 4,000,000 rows of 3: 71,429 tiles of 56 rows down, more than a grid's 65,535 blocks, so
   // blocks take a second tile (rows padded to 128 bytes: 512 MB a matrix).

@@ -312,3 +312,42 @@ TEST_CASE("model::fused_stencil_pass counts each block's region sectors and one 
   // A tile that the halos leave empty moves nothing.
   CHECK(m::fused_stencil_pass(100, 100, 1, 4, 4, 8, 128).l2_sectors_read_by_l1 == 0);
 }
+
+// The fused volume walk's pass: every block's region of every plane it loads (its chunk and the
+// halo along z, clipped into the volume), counted sector by sector per block, against the model.
+TEST_CASE("model::fused_volume_stencil_pass counts each block's planes of region sectors") {
+  struct shape {
+    std::size_t depth, rows, cols;
+    unsigned radius, elem_bytes, sweeps, region_rows, region_cols, chunk;
+  };
+  for (const shape s : {shape{20, 70, 150, 1, 4, 3, 32, 64, 8}, shape{7, 33, 64, 2, 4, 2, 32, 64, 64},
+                        shape{1, 5, 300, 1, 8, 2, 16, 64, 16}, shape{65, 40, 40, 1, 4, 3, 32, 64, 64}}) {
+    INFO(s.depth << " x " << s.rows << " x " << s.cols << ", radius " << s.radius << ", " << s.sweeps
+                 << " sweeps, regions of " << s.region_rows << " x " << s.region_cols << ", chunks of " << s.chunk);
+    const long long halo = (long long)s.sweeps * s.radius;
+    const long long tile_rows = (long long)s.region_rows - 2 * halo, tile_cols = (long long)s.region_cols - 2 * halo;
+    const std::uint64_t pitch = (s.cols * s.elem_bytes + 127) / 128 * 128, plane = pitch * s.rows;
+    std::size_t loaded = 0;
+    for (long long z0 = 0; z0 < (long long)s.depth; z0 += s.chunk)
+      for (long long top = -halo; top + halo < (long long)s.rows; top += tile_rows)
+        for (long long left = -halo; left + halo < (long long)s.cols; left += tile_cols) {
+          std::set<std::uint64_t> sectors;
+          for (long long z = z0 - halo; z < z0 + (long long)s.chunk + halo; ++z)
+            for (long long i = top; i < top + s.region_rows; ++i)
+              for (long long j = left; j < left + s.region_cols; ++j) {
+                if (z < 0 || z >= (long long)s.depth || i < 0 || i >= (long long)s.rows || j < 0 ||
+                    j >= (long long)s.cols)
+                  continue;
+                sectors.insert((std::uint64_t(z) * plane + std::uint64_t(i) * pitch + std::uint64_t(j) * s.elem_bytes) /
+                               m::sector_bytes);
+              }
+          loaded += sectors.size();
+        }
+    const auto t = m::fused_volume_stencil_pass(s.depth, s.rows, s.cols, s.radius, s.elem_bytes, s.sweeps,
+                                                s.region_rows, s.region_cols, s.chunk);
+    const double row_sectors = double((s.cols * s.elem_bytes + 31) / 32);
+    CHECK(t.l2_sectors_read_by_l1 == double(loaded));
+    CHECK(t.output_sectors == double(s.depth * s.rows) * row_sectors);
+    CHECK(t.dram_bytes == 2.0 * double(s.depth * s.rows) * row_sectors * 32.0);
+  }
+}
