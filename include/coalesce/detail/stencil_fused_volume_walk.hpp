@@ -92,6 +92,15 @@ COALESCE_DEVICE COALESCE_FORCEINLINE void fill_plane(const Policy& policy, const
   });
 }
 
+// The element of `row` at column c (both after the policy: row null, or c -1, under constant(v)
+// for a position beyond the edge).
+template <class T, class Index, class Policy>
+COALESCE_DEVICE COALESCE_FORCEINLINE T load_at(const T* row, Index c, const Policy& policy) {
+  if constexpr (is_constant_policy_v<Policy>)
+    if (row == nullptr || c < 0) return static_cast<T>(policy.value);
+  return load_chunk<true>(row + c);
+}
+
 // One pass. Block (bx, by, bz) takes tile bx across, tiles by, by + gridDim.y, ... down, and
 // chunks bz, bz + gridDim.z, ... of pass.planes_per_block planes along z. For each it walks the
 // schedule's steps; at a step:
@@ -105,6 +114,11 @@ COALESCE_DEVICE COALESCE_FORCEINLINE void fill_plane(const Policy& policy, const
 // then one barrier. What the edge means is what it means for matrices (stencil_fused_kernel),
 // and along z the schedule's: periodic computes the images, clamp reads the edge plane, constant
 // and interior fill the planes they decide.
+// What does not change from step to step is computed once a tile: the rows and columns a thread
+// loads (after the policy) and whether its outputs are stored. A thread's window is at fixed
+// offsets from one address a plane (the planes' padding rows), so its loads from shared memory
+// take no address arithmetic of their own (measured before these two: about 70 instructions a
+// thread for each element-sweep, 7.5 of them the 7-point stencil's arithmetic).
 template <int R, class T, class Index, class Policy, class F>
 __global__ void __launch_bounds__(fused_threads_x* fused_threads_y, 2)
     stencil_fused_volume_kernel(Policy policy, pitched_volume_view<const T> in, pitched_volume_view<T> out,
@@ -112,10 +126,11 @@ __global__ void __launch_bounds__(fused_threads_x* fused_threads_y, 2)
   if constexpr (stencil_callable_with<volume_neighbourhood, F, R, T, T>()) {
     using g = fused_volume_geometry<R, sizeof(T)>;
     constexpr int L = g::rows_per_thread, C = g::columns_per_thread, H = g::region_rows, W = g::region_cols;
-    constexpr int S = 2 * R + 1, M = g::ring_planes;
+    constexpr int S = 2 * R + 1, M = g::ring_planes, P = g::plane_elements;
     extern __shared__ __align__(16) unsigned char fused_rings[];
-    T* const rings = reinterpret_cast<T*>(fused_rings);  // rings[(s * M + slot) * H * W + li * W + lj]
-    const auto ring_plane = [&](int s, int slot) { return rings + (s * M + slot) * (H * W); };
+    // Plane `slot` of sweep s's ring, at its region's row 0 (R padding rows before it).
+    T* const rings = reinterpret_cast<T*>(fused_rings) + R * W;
+    const auto ring_plane = [&](int s, int slot) { return rings + (s * M + slot) * P; };
 
     const int k = pass.sweeps;
     const Index depth = Index(in.depth()), rows = Index(in.height()), cols = Index(in.width());
@@ -125,90 +140,117 @@ __global__ void __launch_bounds__(fused_threads_x* fused_threads_y, 2)
     const Index chunks = (depth + chunk_planes - 1) / chunk_planes;
     const Index left = Index(blockIdx.x) * tile_cols - Index(k * R);
     const int x = int(threadIdx.x), first_row = int(threadIdx.y) * L;
+    const int own = first_row * W + x;  // the thread's first element in a plane; column m at + 32m
     constexpr volume_edge edge = volume_edge_of<Policy>();
+
+    // The columns the thread loads (after the policy) and stores (inside the volume; under
+    // interior, inside its interior).
+    // (A bit a column: the loop over columns is not unrolled, and an array indexed in it would be
+    // local memory.)
+    Index load_col[C];
+    unsigned col_stored = 0;
+#pragma unroll
+    for (int m = 0; m < C; ++m) {
+      const Index j = left + x + int(fused_threads_x) * m;
+      load_col[m] = boundary_index(policy, j, cols);
+      if (is_interior_v<Policy> ? interior_contains(Index(R), j, cols) : j >= 0 && j < cols) col_stored |= 1u << m;
+    }
 
     for (Index tile = Index(blockIdx.y); tile < tiles_down; tile += Index(gridDim.y)) {
       const Index top = tile * tile_rows - Index(k * R);
       const Index in_edge = is_interior_v<Policy> ? Index(R) : Index(0);
       const bool at_edge = edge != volume_edge::periodic &&
                            (top < in_edge || left < in_edge || top + H > rows - in_edge || left + W > cols - in_edge);
+      Index load_row[L];
+      bool row_stored[L];
+#pragma unroll
+      for (int l = 0; l < L; ++l) {
+        const Index i = top + first_row + l;
+        load_row[l] = boundary_index(policy, i, rows);
+        row_stored[l] = is_interior_v<Policy> ? interior_contains(Index(R), i, rows) : i >= 0 && i < rows;
+      }
       for (Index chunk = Index(blockIdx.z); chunk < chunks; chunk += Index(gridDim.z)) {
-        const long long out_lo = (long long)(chunk * chunk_planes);
-        const long long out_hi = out_lo + chunk_planes < (long long)depth ? out_lo + chunk_planes : (long long)depth;
-        const volume_pass_schedule<R> schedule{edge, (long long)depth, out_lo, out_hi, k};
-        const long long steps = schedule.steps();
-        for (long long step = 0; step < steps; ++step) {
+        const Index out_lo = chunk * chunk_planes;
+        const Index out_hi = out_lo + chunk_planes < depth ? out_lo + chunk_planes : depth;
+        const volume_pass_schedule<R, Index> schedule{edge, depth, out_lo, out_hi, k};
+        const Index steps = schedule.steps();
+        for (Index step = 0; step < steps; ++step) {
           // Sweep 0: the plane's region into registers.
-          const long long q0 = schedule.plane(0, step);
+          const Index q0 = schedule.plane(0, step);
           const plane_work work0 = schedule.work(0, q0);
           T incoming[L][C];
-          if (work0 != plane_work::none) {
+          if (work0 == plane_work::compute) {
+            const Index z = boundary_index(policy, q0, depth);
 #pragma unroll
             for (int l = 0; l < L; ++l) {
-              const Index i = top + first_row + l;
-              const T* const row = work0 == plane_work::compute ? row_under(policy, in, Index(q0), i) : nullptr;
-#pragma unroll
-              for (int m = 0; m < C; ++m) {
-                const Index j = left + x + int(fused_threads_x) * m;
-                if constexpr (is_interior_v<Policy>)
-                  incoming[l][m] = work0 == plane_work::compute
-                                       ? load_element(row, j, cols, policy)
-                                       : volume_border_at(pass, pass.t0, Index(q0), i, j, depth, rows, cols);
-                else incoming[l][m] = load_element(row, j, cols, policy);
+              const T* row = nullptr;
+              if constexpr (is_constant_policy_v<Policy>) {
+                if (z >= 0 && load_row[l] >= 0) row = in.row(std::size_t(z), std::size_t(load_row[l]));
+              } else {
+                row = in.row(std::size_t(z), std::size_t(load_row[l]));
               }
+#pragma unroll
+              for (int m = 0; m < C; ++m) incoming[l][m] = load_at(row, load_col[m], policy);
             }
+          } else if (work0 == plane_work::fill) {  // interior's border planes
+#pragma unroll
+            for (int l = 0; l < L; ++l)
+#pragma unroll
+              for (int m = 0; m < C; ++m)
+                incoming[l][m] = volume_border_at(pass, pass.t0, q0, Index(top + first_row + l),
+                                                  Index(left + x + int(fused_threads_x) * m), depth, rows, cols);
           }
 
           // Sweeps 1 .. k.
 #pragma unroll 1
           for (int s = 1; s <= k; ++s) {
-            const long long q = schedule.plane(s, step);
+            const Index q = schedule.plane(s, step);
             const plane_work work = schedule.work(s, q);
             if (work == plane_work::none) continue;
             const bool last = s == k;
             if (work == plane_work::fill) {  // the output's border planes are never written
               if (!last)
-                fill_plane<R, L, C, H, W>(policy, pass, ring_plane(s, schedule.slot(q)), s, Index(q), top, left, depth,
-                                          rows, cols);
+                fill_plane<R, L, C, H, W>(policy, pass, ring_plane(s, schedule.slot(q)), s, q, top, left, depth, rows,
+                                          cols);
               continue;
             }
             const T* from[S];
 #pragma unroll
             for (int dz = 0; dz < S; ++dz)
-              from[dz] = ring_plane(s - 1, schedule.slot(schedule.source_plane(q, dz - R)));
-            T* const to = last ? nullptr : ring_plane(s, schedule.slot(q));
+              from[dz] = ring_plane(s - 1, schedule.slot(schedule.source_plane(q, dz - R))) + own;
+            T* const to = ring_plane(s, schedule.slot(q)) + own;
+            T* out_row[L];
+            if (last) {
+#pragma unroll
+              for (int l = 0; l < L; ++l)
+                out_row[l] =
+                    row_stored[l] ? out.row(std::size_t(q), std::size_t(top + first_row + l)) + left + x : nullptr;
+            }
             const int lo = s * R, rows_end = H - s * R, cols_end = W - s * R;
-            // One column at a time (not unrolled): a window each would take C times the registers.
-#pragma unroll 1
+#pragma unroll
             for (int m = 0; m < C; ++m) {
               const int lj = x + int(fused_threads_x) * m;
               if (lj < lo || lj >= cols_end) continue;
-              // The window: planes q - R .. q + R, rows first_row - R .. first_row + L - 1 + R
-              // (clamped into the region, where only rows outside this sweep's region use them),
+              const int column = int(fused_threads_x) * m;
+              // The window: planes q - R .. q + R, rows first_row - R .. first_row + L - 1 + R,
               // columns lj - R .. lj + R. Only what f reads is loaded.
               T window[S][L + 2 * R][S];
 #pragma unroll
               for (int p = 0; p < S; ++p)
 #pragma unroll
-                for (int i = 0; i < L + 2 * R; ++i) {
-                  const int wr = min(max(first_row - R + i, 0), H - 1);
+                for (int i = 0; i < L + 2 * R; ++i)
 #pragma unroll
-                  for (int d = 0; d < S; ++d) window[p][i][d] = from[p][wr * W + lj - R + d];
-                }
+                  for (int d = 0; d < S; ++d) window[p][i][d] = from[p][column + (i - R) * W + d - R];
 #pragma unroll
               for (int l = 0; l < L; ++l) {
                 const int li = first_row + l;
                 if (li < lo || li >= rows_end) continue;
                 const volume_neighbourhood<T, R> n(&window[R][l + R][R], (L + 2 * R) * S, S);
                 if (last) {  // the tile: stored where single sweeps store
-                  const Index gi = top + li, gj = left + lj;
-                  bool stored = gi >= 0 && gi < rows && gj >= 0 && gj < cols;
-                  if constexpr (is_interior_v<Policy>)
-                    stored = interior_contains(Index(R), gi, rows) && interior_contains(Index(R), gj, cols);
-                  if (stored) out.row(std::size_t(q), std::size_t(gi))[gj] = static_cast<T>(f(n));
+                  if (out_row[l] != nullptr && (col_stored >> m & 1u)) out_row[l][column] = static_cast<T>(f(n));
                   continue;
                 }
-                to[li * W + lj] = static_cast<T>(f(n));  // beyond the edge, replaced below
+                to[column + l * W] = static_cast<T>(f(n));  // beyond the edge, replaced below
               }
             }
           }
@@ -219,10 +261,10 @@ __global__ void __launch_bounds__(fused_threads_x* fused_threads_y, 2)
 #pragma unroll
             for (int l = 0; l < L; ++l)
 #pragma unroll
-              for (int m = 0; m < C; ++m) plane[(first_row + l) * W + x + int(fused_threads_x) * m] = incoming[l][m];
+              for (int m = 0; m < C; ++m) plane[own + l * W + int(fused_threads_x) * m] = incoming[l][m];
             if constexpr (is_interior_v<Policy>)
               if (at_edge && work0 == plane_work::compute)
-                set_plane_edge<R, L, C, H, W>(policy, pass, plane, 0, Index(q0), top, left, depth, rows, cols);
+                set_plane_edge<R, L, C, H, W>(policy, pass, plane, 0, q0, top, left, depth, rows, cols);
           }
 
           // The in-plane edge of the planes sweeps 1 .. k - 1 computed.
@@ -230,10 +272,10 @@ __global__ void __launch_bounds__(fused_threads_x* fused_threads_y, 2)
             if constexpr (std::is_same_v<Policy, clamp_t>) __syncthreads();
 #pragma unroll 1
             for (int s = 1; s < k; ++s) {
-              const long long q = schedule.plane(s, step);
+              const Index q = schedule.plane(s, step);
               if (schedule.work(s, q) != plane_work::compute) continue;
-              set_plane_edge<R, L, C, H, W>(policy, pass, ring_plane(s, schedule.slot(q)), s, Index(q), top, left,
-                                            depth, rows, cols);
+              set_plane_edge<R, L, C, H, W>(policy, pass, ring_plane(s, schedule.slot(q)), s, q, top, left, depth, rows,
+                                            cols);
             }
           }
           __syncthreads();  // this step's planes are written; the next step reads them

@@ -50,9 +50,14 @@ struct fused_volume_geometry {
                                                                                                                     : 0;
   static constexpr int region_rows = int(fused_threads_y) * rows_per_thread;
   static constexpr int region_cols = int(fused_threads_x) * columns_per_thread;
-  // A sweep's ring: the 2R + 1 planes the next sweep reads and the one it writes meanwhile.
+  // A sweep's ring: the 2R + 1 planes the next sweep reads and the one it writes meanwhile. A
+  // plane in shared memory has R rows of padding above and below the region, so that a thread's
+  // window (rows first_row - R .. first_row + L - 1 + R) is at fixed offsets from one address: the
+  // rows outside the region are read only for positions outside the sweep's region, whose values
+  // no one uses.
   static constexpr int ring_planes = 2 * R + 2;
-  static constexpr std::size_t plane_bytes = std::size_t(region_rows) * std::size_t(region_cols) * Size;
+  static constexpr int plane_elements = (region_rows + 2 * R) * region_cols;
+  static constexpr std::size_t plane_bytes = std::size_t(plane_elements) * Size;
   // Sweeps 0 .. k - 1 keep rings (sweep 0 is the planes as loaded); sweep k writes memory.
   static constexpr std::size_t shared_bytes(int k) { return std::size_t(k) * std::size_t(ring_planes) * plane_bytes; }
 
@@ -136,35 +141,35 @@ enum class plane_work : unsigned char {
 // sweeps advance together, one plane each a step, sweep s lagging sweep s - 1 by R + 1 planes: at
 // step j sweep s takes plane anchor + j - s(R + 1), reading sweep s - 1's planes up to the one it
 // took at step j - 1. So one barrier a step separates every sweep's writes from its readers, and
-// a ring of 2R + 2 planes a sweep holds what the next reads (2R + 1) and what it writes.
-template <int R>
+// a ring of 2R + 2 planes a sweep holds what the next reads (2R + 1) and what it writes. Plane
+// numbers are of type I: the kernel's index type (int where the volume allows), long long on the
+// host.
+template <int R, class I = long long>
 struct volume_pass_schedule {
   volume_edge edge;
-  long long depth;
-  long long out_lo, out_hi;  // output planes of the chunk; out_lo < out_hi
+  I depth;
+  I out_lo, out_hi;  // output planes of the chunk; out_lo < out_hi
   int k;
 
   static constexpr int ring = 2 * R + 2;
 
-  COALESCE_HOST_DEVICE constexpr long long anchor() const { return out_lo - (long long)k * R; }
-  COALESCE_HOST_DEVICE constexpr long long steps() const { return out_hi - out_lo + (long long)k * (2 * R + 1); }
-  COALESCE_HOST_DEVICE constexpr long long plane(int s, long long step) const {
-    return anchor() + step - (long long)s * (R + 1);
-  }
+  COALESCE_HOST_DEVICE constexpr I anchor() const { return out_lo - I(k * R); }
+  COALESCE_HOST_DEVICE constexpr I steps() const { return out_hi - out_lo + I(k * (2 * R + 1)); }
+  COALESCE_HOST_DEVICE constexpr I plane(int s, I step) const { return anchor() + step - I(s * (R + 1)); }
 
   // Planes of sweep s: beyond the edge only where they are read as themselves (periodic images,
   // constant(v)); clamp reads the edge plane instead (source_plane), and under interior no
   // computed plane reads beyond the edge.
-  COALESCE_HOST_DEVICE constexpr long long lo(int s) const {
-    const long long first = out_lo - (long long)(k - s) * R;
-    return (edge == volume_edge::clamp || edge == volume_edge::interior) && first < 0 ? 0 : first;
+  COALESCE_HOST_DEVICE constexpr I lo(int s) const {
+    const I first = out_lo - I((k - s) * R);
+    return (edge == volume_edge::clamp || edge == volume_edge::interior) && first < 0 ? I(0) : first;
   }
-  COALESCE_HOST_DEVICE constexpr long long hi(int s) const {
-    const long long end = out_hi + (long long)(k - s) * R;
+  COALESCE_HOST_DEVICE constexpr I hi(int s) const {
+    const I end = out_hi + I((k - s) * R);
     return (edge == volume_edge::clamp || edge == volume_edge::interior) && end > depth ? depth : end;
   }
 
-  COALESCE_HOST_DEVICE constexpr plane_work work(int s, long long q) const {
+  COALESCE_HOST_DEVICE constexpr plane_work work(int s, I q) const {
     if (q < lo(s) || q >= hi(s)) return plane_work::none;
     if (edge == volume_edge::constant && s > 0 && (q < 0 || q >= depth)) return plane_work::fill;
     if (edge == volume_edge::interior && (q < R || q >= depth - R)) return plane_work::fill;
@@ -173,16 +178,14 @@ struct volume_pass_schedule {
 
   // The plane of sweep s - 1 that a single sweep reads at q + dz: the nearest edge plane beyond
   // the edge under clamp, else q + dz itself (held by the ring).
-  COALESCE_HOST_DEVICE constexpr long long source_plane(long long q, int dz) const {
-    const long long p = q + dz;
+  COALESCE_HOST_DEVICE constexpr I source_plane(I q, int dz) const {
+    const I p = q + I(dz);
     if (edge != volume_edge::clamp) return p;
-    return p < 0 ? 0 : p >= depth ? depth - 1 : p;
+    return p < 0 ? I(0) : p >= depth ? depth - 1 : p;
   }
 
   // Where plane p of a sweep lives in its ring: planes read or written are >= anchor().
-  COALESCE_HOST_DEVICE constexpr int slot(long long p) const {
-    return int((unsigned long long)(p - anchor()) % unsigned(ring));
-  }
+  COALESCE_HOST_DEVICE constexpr int slot(I p) const { return int(unsigned(p - anchor()) % unsigned(ring)); }
 };
 
 }  // namespace coalesce::detail
