@@ -5,6 +5,8 @@
 //     each (soa_convert.hpp's kernels);
 //   - columns to tiles, tiles to columns, tiles to tiles: the chunk walk of transform, 16-byte
 //     vectors of every leaf on both sides;
+//   - columns to a layout::split of cold records: the hot leaves straight into their columns, the
+//     cold records assembled in shared memory and copied out whole (split_convert.hpp);
 //   - records to records: one cudaMemcpyAsync.
 // Needs a CUDA compiler.
 #pragma once
@@ -18,6 +20,7 @@
 #  include <coalesce/algorithm.hpp>
 #  include <coalesce/config.hpp>
 #  include <coalesce/detail/nvtx.hpp>
+#  include <coalesce/detail/split_convert.hpp>
 #  include <coalesce/error.hpp>
 #  include <coalesce/layout_vector.hpp>
 #  include <coalesce/soa_convert.hpp>
@@ -92,6 +95,8 @@ void convert_views(From from, To to, cudaStream_t stream) {
     } else if constexpr (to_records) {
       require_device_memory(to.data(), "coalesce::convert");
       copy_columns_to_records(as_const_view(from), to.data(), stream, what);
+    } else if constexpr (is_soa_view_v<From> && stages_split_records_v<To>) {
+      copy_columns_to_split_records(as_const_view(from), to, stream, what);
     } else {
       transform(from, to, whole_element<T>{}, stream);
     }

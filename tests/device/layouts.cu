@@ -66,6 +66,11 @@ using split_records = layout::split<
     layout::fields<&on_device::Walker::x, &on_device::Walker::y, &on_device::Walker::z, &on_device::Walker::tag>>;
 using split_tiles = layout::split<layout::fields<&on_device::Walker::x, &on_device::Walker::y, &on_device::Walker::z>,
                                   layout::aosoa<8>>;
+// Cold records without gaps (three floats and two words, 20 bytes; split_records' have 4 bytes of
+// padding before the double): columns convert into these through shared memory
+// (detail/split_convert.hpp), into split_records through the chunk walk.
+using split_packed = layout::split<
+    layout::fields<&on_device::Walker::x, &on_device::Walker::y, &on_device::Walker::z, &on_device::Walker::charge>>;
 
 using on_device::Walker;
 
@@ -241,6 +246,21 @@ TEST_CASE("convert between every pair of layouts is exact, both ways") {
   convert_to_every_layout<layout::aosoa<8>>(host);
   convert_to_every_layout<split_records>(host);
   convert_to_every_layout<split_tiles>(host);
+
+  // Columns into a split of packed cold records: whole, and into a subview whose records start 4
+  // bytes past a 16-byte boundary (element 5's, 100 bytes in), which the kernel stages unaligned.
+  static_assert(coalesce::detail::stages_split_records_v<coalesce::layout_view<Walker, split_packed>>);
+  static_assert(!coalesce::detail::stages_split_records_v<coalesce::layout_view<Walker, split_records>>);
+  convert_both_ways<layout::soa, split_packed>(host);
+  {
+    const coalesce::vector<Walker, layout::soa> from(host);
+    const auto before = some_walkers(host.size() + 9);
+    coalesce::vector<Walker, split_packed> to(before);
+    coalesce::convert(from.const_view(), to.view().subview(5, host.size()));
+    std::vector<Walker> expected = before;
+    std::copy(host.begin(), host.end(), expected.begin() + 5);
+    require_same(to.to_vector(), expected, "convert into a subview of a split");
+  }
 
   // Views of different sizes are refused, and nothing is written.
   coalesce::vector<Walker, layout::aos> a(host);
