@@ -61,25 +61,51 @@ __device__ COALESCE_FORCEINLINE unsigned lower_bound_in(const std::uint32_t* til
   return low;
 }
 
+// The keys of the tile at `start` (count of them) into this thread's registers: bin_items loads in
+// flight, key k of the thread being the tile's element k * bin_threads + threadIdx.x; and the bin
+// of the element before the tile (one address for the whole block).
+template <class K, class T, class Key>
+struct bin_tile_keys {
+  std::uint32_t keys[bin_items];
+  std::uint32_t before;
+
+  __device__ COALESCE_FORCEINLINE void load(const soa_view<const T>& view, const Key& key, std::size_t start,
+                                            unsigned count, std::size_t bins) {
+#pragma unroll
+    for (unsigned k = 0; k < bin_items; ++k) {
+      const unsigned e = k * bin_threads + threadIdx.x;
+      if (e < count) keys[k] = bin_at<K>(view, key, start + e, bins);
+    }
+    before = start == 0 ? 0u : bin_at<K>(view, key, start - 1, bins);
+  }
+};
+
 // The offsets of the bins whose first element lies in each tile, for elements sorted by key;
 // unsorted_flags[blockIdx.x] = whether the block found keys out of order (then some offsets are
-// not written). One wave of blocks striding over the tiles: few flags to read after it.
+// not written). One wave of blocks striding over the tiles: few flags to read after it. A block
+// loads its next tile's keys into registers before it checks and searches the current one, so
+// that their loads are in flight while it works (a block that loaded each tile only when the one
+// before was done ran at 0.87 of a copy of the keys on an H200, waiting on every load).
 template <class K, class T, class Key, class Offset>
 __global__ void __launch_bounds__(bin_threads) sorted_bins_kernel(soa_view<const T> view, Key key, std::size_t bins,
                                                                   Offset* offsets, std::uint32_t* unsorted_flags) {
   __shared__ std::uint32_t tile[bin_tile];
-  const std::size_t n = view.size();
+  const std::size_t n = view.size(), stride = std::size_t(gridDim.x) * bin_tile;
+  const auto count_at = [&](std::size_t start) { return n - start < bin_tile ? unsigned(n - start) : bin_tile; };
   bool unsorted = false;  // the same in every thread of the block: from __syncthreads_or
-  for (std::size_t start = std::size_t(blockIdx.x) * bin_tile; start < n; start += std::size_t(gridDim.x) * bin_tile) {
-    const unsigned count = n - start < bin_tile ? unsigned(n - start) : bin_tile;
+  bin_tile_keys<K, T, Key> next;
+  std::size_t start = std::size_t(blockIdx.x) * bin_tile;
+  if (start < n) next.load(view, key, start, count_at(start), bins);
+  for (; start < n; start += stride) {
+    const unsigned count = count_at(start);
 #pragma unroll
     for (unsigned k = 0; k < bin_items; ++k) {
       const unsigned e = k * bin_threads + threadIdx.x;
-      if (e < count) tile[e] = bin_at<K>(view, key, start + e, bins);
+      if (e < count) tile[e] = next.keys[k];
     }
-    // The bin of the element before the tile: one address for the whole block.
-    const std::uint32_t before = start == 0 ? 0u : bin_at<K>(view, key, start - 1, bins);
+    const std::uint32_t before = next.before;
     __syncthreads();
+    if (start + stride < n) next.load(view, key, start + stride, count_at(start + stride), bins);
     bool out_of_order = threadIdx.x == 0 && start > 0 && before > tile[0];
     for (unsigned e = threadIdx.x; e + 1 < count; e += bin_threads)
       out_of_order = out_of_order || tile[e] > tile[e + 1];

@@ -37,9 +37,8 @@ inline constexpr std::size_t split_convert_step = GroupBytes % 16 == 0  ? 1
                                                   : GroupBytes % 2 == 0 ? 8
                                                                         : 16;
 template <std::size_t GroupBytes>
-inline constexpr std::size_t split_convert_chunk =
-    (GroupBytes * 256 <= 24576 ? 256 : 24576 / GroupBytes) / split_convert_step<GroupBytes> *
-    split_convert_step<GroupBytes>;
+inline constexpr std::size_t split_convert_chunk = (GroupBytes * 256 <= 24576 ? 256 : 24576 / GroupBytes) /
+                                                   split_convert_step<GroupBytes> * split_convert_step<GroupBytes>;
 
 // Whether convert moves columns into View this way: a writable layout_view of device memory of a
 // split whose cold records have no bytes that no leaf holds (with gaps, whole-record copies would
@@ -100,7 +99,8 @@ void copy_columns_to_split_records(const From& from, const layout_view<T, layout
   constexpr std::size_t chunk = split_convert_chunk<map::group_bytes>;
   throw_if_earlier_error(what);
   const unsigned grid = grid_for_all((to.size() + chunk - 1) / chunk);
-  const bool aligned = reinterpret_cast<std::uintptr_t>(map::cold_record(to.block(), to.first(), to.stride())) % 16 == 0;
+  const bool aligned =
+      reinterpret_cast<std::uintptr_t>(map::cold_record(to.block(), to.first(), to.stride())) % 16 == 0;
   if (aligned) columns_to_split_records_kernel<T, Hot, true><<<grid, split_convert_threads, 0, stream>>>(from, to);
   else columns_to_split_records_kernel<T, Hot, false><<<grid, split_convert_threads, 0, stream>>>(from, to);
   throw_if_launch_failed(what);
