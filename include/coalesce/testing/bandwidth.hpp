@@ -164,6 +164,7 @@ class bandwidth_meter {
   explicit bandwidth_meter(timing_options options = {}, reference_options reference = {})
       : options_(options), reference_options_(reference), peak_(current_dram_peak()) {
     reference_ = measure_reference_copy(reference.minimum_copy_bytes, reference_options_, options_.stream);
+    covered_bytes_ = 2.0 * double(reference_.copy_bytes);
   }
 
   /// The reference copy's GB/s, which ratio_to_memcpy divides by.
@@ -189,18 +190,35 @@ class bandwidth_meter {
   }
 
  private:
-  // Makes the reference copy move at least `bytes_moved` (read + written), in 2 MiB steps.
+  // Makes the reference copy move at least `bytes_moved` (read + written), in 2 MiB steps: one
+  // copy of that size while its two buffers take at most a quarter of the free memory (4 GiB at
+  // most), else more copies back to back of buffers that size (100 sweeps of a 512^3 volume move
+  // 107 GB: one copy of them would not fit an 80 GB device). Past the L2, a copy's speed does not
+  // depend on its size.
   void cover(double bytes_moved) {
     constexpr std::size_t step = std::size_t(2) << 20;
-    if (bytes_moved <= 2.0 * double(reference_.copy_bytes)) return;
+    if (bytes_moved <= covered_bytes_) return;
+    std::size_t free_bytes = 0, total_bytes = 0;
+    throw_on_error(::cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo (reference copy)");
+    const std::size_t largest = std::min(free_bytes / 8, std::size_t(4) << 30) / step * step;
     const auto half = static_cast<std::size_t>(bytes_moved / 2.0) + 1;
-    reference_ = measure_reference_copy((half + step - 1) / step * step, reference_options_, options_.stream);
+    const std::size_t wanted = (half + step - 1) / step * step;
+    reference_options options = reference_options_;
+    std::size_t copy_bytes = wanted, copies = 1;
+    if (largest >= reference_options_.minimum_copy_bytes && wanted > largest) {
+      copy_bytes = largest;
+      copies = (half + largest - 1) / largest;
+      options.copies_per_sample = std::max(options.copies_per_sample, int(copies));
+    }
+    reference_ = measure_reference_copy(copy_bytes, options, options_.stream);
+    covered_bytes_ = 2.0 * double(copy_bytes) * double(copies);
   }
 
   timing_options options_;
   reference_options reference_options_;
   dram_peak peak_;
   reference_copy reference_;
+  double covered_bytes_ = 0.0;  // the most a launch may move against the reference as it is
 };
 
 }  // namespace coalesce::testing
