@@ -130,42 +130,78 @@ __global__ void __launch_bounds__(fused_threads_x* fused_threads_y, fused_geomet
       if constexpr (is_interior_v<Policy>)
         if (at_edge) set_edge_elements<R, L, C, H, W>(policy, pass, region, 0, top, left, rows, cols);
 
+      // What the last sweep stores, and where: row l of the thread's rows is stored if its bit is
+      // set, at out_rows + l * pitch + lj (gj = left + lj tested per column).
+      unsigned rows_stored = 0;
+#pragma unroll
+      for (int l = 0; l < L; ++l) {
+        const Index gi = top + first_row + l;
+        const bool stored = is_interior_v<Policy> ? interior_contains(Index(R), gi, rows) : gi >= 0 && gi < rows;
+        if (stored) rows_stored |= 1u << l;
+      }
+      T* const out_rows = reinterpret_cast<T*>(reinterpret_cast<unsigned char*>(out.data()) +
+                                               (long long)(top + first_row) * (long long)out.pitch_bytes()) +
+                          left;
+
+      // The window's three addresses (below), as offsets from the sweep's region: the same at
+      // every sweep and column but for 32 columns a column.
+      const int mid_offset = first_row * W + x - R;
+      const int above_offset = (first_row >= R ? -R : 0) * W;
+      const int below_offset = (first_row + L + R <= H ? L : L - R) * W;
       for (int s = 1; s <= k; ++s) {
         __syncthreads();  // sweep s - 1 is written, and read no more where sweep s writes
         const T* const from = region + ((s - 1) & 1) * (H * W);
         T* const to = region + (s & 1) * (H * W);
         const bool last = s == k;
         const int lo = s * R, rows_end = H - s * R, cols_end = W - s * R;
+        // Most threads compute all their rows (all but the first and last rows of threads): they
+        // take the loop with no test a row.
+        const bool all_rows = first_row >= lo && first_row + L <= rows_end;
         // One column at a time (not unrolled): a window each would take C times the registers.
 #pragma unroll 1
         for (int m = 0; m < C; ++m) {
           const int lj = x + int(fused_threads_x) * m;
           if (lj < lo || lj >= cols_end) continue;
-          // The window: rows first_row - R .. first_row + L - 1 + R (clamped into the region,
-          // where only rows outside this sweep's region use them), columns lj - R .. lj + R.
+          // The window: rows first_row - R .. first_row + L - 1 + R, columns lj - R .. lj + R, at
+          // fixed offsets from three addresses: the thread's rows, the R rows above them and the R
+          // below. Where those are beyond the region (the first and last rows of threads) they
+          // are read from the thread's own rows instead: only rows outside this sweep's region,
+          // which are not computed, use them.
+          const T* const mid = from + (mid_offset + int(fused_threads_x) * m);
+          const T* const above = mid + above_offset;
+          const T* const below = mid + below_offset;
           T window[L + 2 * R][S];
 #pragma unroll
           for (int i = 0; i < L + 2 * R; ++i) {
-            const int wr = min(max(first_row - R + i, 0), H - 1);
+            const T* const row = i < R ? above + i * W : i < L + R ? mid + (i - R) * W : below + (i - L - R) * W;
 #pragma unroll
-            for (int d = 0; d < S; ++d) window[i][d] = from[wr * W + lj - R + d];
+            for (int d = 0; d < S; ++d) window[i][d] = row[d];
           }
+          if (last) {  // the inner tile: stored where single sweeps store
+            const Index gj = left + lj;
+            const bool column_stored =
+                is_interior_v<Policy> ? interior_contains(Index(R), gj, cols) : gj >= 0 && gj < cols;
+            unsigned char* row_bytes = reinterpret_cast<unsigned char*>(out_rows + lj);
 #pragma unroll
-          for (int l = 0; l < L; ++l) {
-            const int li = first_row + l;
-            if (li < lo || li >= rows_end) continue;
-            const Index gi = top + li, gj = left + lj;
-            const bool inside = gi >= 0 && gi < rows && gj >= 0 && gj < cols;
-            const neighbourhood<T, R> n(&window[l + R][R], S);
-            if (last) {  // the inner tile: stored where single sweeps store
-              bool stored = inside;
-              if constexpr (is_interior_v<Policy>)
-                stored = interior_contains(Index(R), gi, rows) && interior_contains(Index(R), gj, cols);
-              if (stored) out.row(std::size_t(gi))[gj] = static_cast<T>(f(n));
-              continue;
+            for (int l = 0; l < L; ++l, row_bytes += out.pitch_bytes()) {
+              const int li = first_row + l;
+              if (li < lo || li >= rows_end) continue;
+              const neighbourhood<T, R> n(&window[l + R][R], S);
+              if (column_stored && (rows_stored >> l & 1u)) *reinterpret_cast<T*>(row_bytes) = static_cast<T>(f(n));
             }
-            to[li * W + lj] = static_cast<T>(f(n));  // beyond the edge, replaced below
+            continue;
           }
+          const auto sweep_rows = [&](auto check_rows) {
+#pragma unroll
+            for (int l = 0; l < L; ++l) {
+              const int li = first_row + l;
+              if (decltype(check_rows)::value && (li < lo || li >= rows_end)) continue;
+              const neighbourhood<T, R> n(&window[l + R][R], S);
+              to[li * W + lj] = static_cast<T>(f(n));  // beyond the edge, replaced below
+            }
+          };
+          if (all_rows) sweep_rows(std::false_type{});
+          else sweep_rows(std::true_type{});
         }
         if (!last && at_edge) {
           // Clamp copies from elements other threads computed; interior and constant set only the
