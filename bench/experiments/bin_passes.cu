@@ -92,9 +92,7 @@ int main() {
     cudaLaunchCooperativeKernel(d::unsorted_bins_kernel<K, keyed, cell_key, std::uint32_t>, dim3(grids.unsorted),
                                 dim3(d::bin_threads), arguments, 0, nullptr);
   };
-  const auto copy_keys = [&] {
-    cudaMemcpyAsync(copy, view.column<&keyed::cell>(), n * 4, cudaMemcpyDeviceToDevice);
-  };
+  const auto copy_keys = [&] { cudaMemcpyAsync(copy, view.column<&keyed::cell>(), n * 4, cudaMemcpyDeviceToDevice); };
 
   whole();
   std::vector<std::uint32_t> a(cells + 1), b(cells + 1);
