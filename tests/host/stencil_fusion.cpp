@@ -53,6 +53,41 @@ TEST_CASE("a pass of k sweeps writes the region less k halos of R, and keeps a t
   STATIC_REQUIRE(d::fused_geometry<1, 2>::most_sweeps() == 1);
 }
 
+namespace {
+
+// Every thread row of the fused walk's block, every sweep of the most a pass holds: each output
+// row the sweep computes reads, through its window, exactly the region rows li - R .. li + R, and
+// every window row lies in the region (its shared memory), computed or not.
+template <int R, std::size_t Size>
+void check_window_rows() {
+  using g = d::fused_geometry<R, Size>;
+  constexpr int L = g::rows_per_thread, H = g::region_rows;
+  for (int y = 0; y < int(d::fused_threads_y); ++y) {
+    const int first_row = y * L;
+    const d::fused_window_rows<R, L, H> rows(first_row);
+    for (int i = 0; i < L + 2 * R; ++i) {
+      CHECK(rows.row(first_row, i) >= 0);
+      CHECK(rows.row(first_row, i) < H);
+    }
+    for (int s = 1; s <= g::most_sweeps(); ++s)
+      for (int l = 0; l < L; ++l) {
+        const int li = first_row + l;
+        if (li < s * R || li >= H - s * R) continue;
+        for (int dy = -R; dy <= R; ++dy) CHECK(rows.row(first_row, l + R + dy) == li + dy);
+      }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a thread's window reads the rows around each output it computes, and nothing beyond the region") {
+  check_window_rows<1, 4>();
+  check_window_rows<2, 4>();
+  check_window_rows<3, 4>();
+  check_window_rows<1, 8>();
+  check_window_rows<2, 8>();
+}
+
 TEST_CASE("the automatic choice fuses 4 sweeps at radius 1 and 2 at radius 2, none where it cannot gain") {
   STATIC_REQUIRE(d::automatic_fused_sweeps<1, 4>() == 4);
   STATIC_REQUIRE(d::automatic_fused_sweeps<2, 4>() == 2);

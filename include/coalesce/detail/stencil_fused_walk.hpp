@@ -146,8 +146,8 @@ __global__ void __launch_bounds__(fused_threads_x* fused_threads_y, fused_geomet
       // The window's three addresses (below), as offsets from the sweep's region: the same at
       // every sweep and column but for 32 columns a column.
       const int mid_offset = first_row * W + x - R;
-      const int above_offset = (first_row >= R ? -R : 0) * W;
-      const int below_offset = (first_row + L + R <= H ? L : L - R) * W;
+      const fused_window_rows<R, L, H> window_rows(first_row);
+      const int above_offset = window_rows.above * W, below_offset = window_rows.below * W;
       for (int s = 1; s <= k; ++s) {
         __syncthreads();  // sweep s - 1 is written, and read no more where sweep s writes
         const T* const from = region + ((s - 1) & 1) * (H * W);
@@ -163,10 +163,8 @@ __global__ void __launch_bounds__(fused_threads_x* fused_threads_y, fused_geomet
           const int lj = x + int(fused_threads_x) * m;
           if (lj < lo || lj >= cols_end) continue;
           // The window: rows first_row - R .. first_row + L - 1 + R, columns lj - R .. lj + R, at
-          // fixed offsets from three addresses: the thread's rows, the R rows above them and the R
-          // below. Where those are beyond the region (the first and last rows of threads) they
-          // are read from the thread's own rows instead: only rows outside this sweep's region,
-          // which are not computed, use them.
+          // fixed offsets from three addresses (fused_window_rows: beyond the region, the
+          // thread's own rows, which only uncomputed outputs read).
           const T* const mid = from + (mid_offset + int(fused_threads_x) * m);
           const T* const above = mid + above_offset;
           const T* const below = mid + below_offset;

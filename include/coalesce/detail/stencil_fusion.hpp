@@ -64,6 +64,24 @@ struct fused_geometry {
   }
 };
 
+// The region rows a thread's window reads (stencil_fused_kernel): rows first_row - R .. first_row +
+// L - 1 + R around its own L rows, from three addresses at fixed offsets - its own rows, the R rows
+// above them (`above` rows from first_row) and the R below (`below`). Where those would lie beyond
+// the region (the first and last rows of threads) they are the thread's own rows instead: only the
+// outputs of rows outside every sweep's region read them, and those are not computed.
+template <int R, int L, int H>
+struct fused_window_rows {
+  int above, below;
+
+  COALESCE_HOST_DEVICE constexpr explicit fused_window_rows(int first_row)
+      : above(first_row >= R ? -R : 0), below(first_row + L + R <= H ? L : L - R) {}
+
+  // The region row that window row i (0 .. L + 2R - 1) of the thread at first_row reads.
+  COALESCE_HOST_DEVICE constexpr int row(int first_row, int i) const {
+    return first_row + (i < R ? above + i : i < L + R ? i - R : below + (i - L - R));
+  }
+};
+
 // The access model of one pass, per useful element-sweep (an element of the inner tile advanced
 // one sweep), in cycles of one multiprocessor: the DRAM bytes (the region read once, the tile
 // written once) at dram_bytes_per_clock, and the shared-memory bytes (the region stored once, then
