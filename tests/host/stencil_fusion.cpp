@@ -88,6 +88,23 @@ TEST_CASE("a thread's window reads the rows around each output it computes, and 
   check_window_rows<2, 8>();
 }
 
+TEST_CASE("a thread's rows in a sweep are visited once each, those outside it never") {
+  constexpr int L = 8;
+  for (int first_row = 0; first_row < 64; first_row += L)
+    for (int lo = 0; lo <= 8; ++lo)
+      for (int end = 56; end <= 64; ++end) {
+        std::vector<int> visits(L, 0);
+        d::for_rows_in<L>(first_row, lo, end, [&](int l, int li) {
+          CHECK(li == first_row + l);
+          ++visits[std::size_t(l)];
+        });
+        for (int l = 0; l < L; ++l) {
+          const int li = first_row + l;
+          CHECK(visits[std::size_t(l)] == (li >= lo && li < end ? 1 : 0));
+        }
+      }
+}
+
 TEST_CASE("the automatic choice fuses 4 sweeps at radius 1 and 2 at radius 2, none where it cannot gain") {
   STATIC_REQUIRE(d::automatic_fused_sweeps<1, 4>() == 4);
   STATIC_REQUIRE(d::automatic_fused_sweeps<2, 4>() == 2);

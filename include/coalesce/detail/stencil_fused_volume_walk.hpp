@@ -227,7 +227,6 @@ __global__ void __launch_bounds__(fused_threads_x* fused_threads_y, 2)
                     row_stored[l] ? out.row(std::size_t(q), std::size_t(top + first_row + l)) + left + x : nullptr;
             }
             const int lo = s * R, rows_end = H - s * R, cols_end = W - s * R;
-            const bool all_rows = first_row >= lo && first_row + L <= rows_end;
 #pragma unroll
             for (int m = 0; m < C; ++m) {
               const int lj = x + int(fused_threads_x) * m;
@@ -243,28 +242,16 @@ __global__ void __launch_bounds__(fused_threads_x* fused_threads_y, 2)
 #pragma unroll
                   for (int d = 0; d < S; ++d) window[p][i][d] = from[p][column + (i - R) * W + d - R];
               if (last) {  // the tile: stored where single sweeps store
-#pragma unroll
-                for (int l = 0; l < L; ++l) {
-                  const int li = first_row + l;
-                  if (li < lo || li >= rows_end) continue;
+                for_rows_in<L>(first_row, lo, rows_end, [&](int l, int) {
                   const volume_neighbourhood<T, R> n(&window[R][l + R][R], (L + 2 * R) * S, S);
                   if (out_row[l] != nullptr && (col_stored >> m & 1u)) out_row[l][column] = static_cast<T>(f(n));
-                }
+                });
                 continue;
               }
-              // Beyond the edge, replaced below. Most threads compute all their rows: they take a
-              // copy of the loop with no test a row.
-              const auto sweep_rows = [&](auto check_rows) {
-#pragma unroll
-                for (int l = 0; l < L; ++l) {
-                  const int li = first_row + l;
-                  if (decltype(check_rows)::value && (li < lo || li >= rows_end)) continue;
-                  const volume_neighbourhood<T, R> n(&window[R][l + R][R], (L + 2 * R) * S, S);
-                  to[column + l * W] = static_cast<T>(f(n));
-                }
-              };
-              if (all_rows) sweep_rows(std::false_type{});
-              else sweep_rows(std::true_type{});
+              for_rows_in<L>(first_row, lo, rows_end, [&](int l, int) {
+                const volume_neighbourhood<T, R> n(&window[R][l + R][R], (L + 2 * R) * S, S);
+                to[column + l * W] = static_cast<T>(f(n));  // beyond the edge, replaced below
+              });
             }
           }
 

@@ -154,9 +154,6 @@ __global__ void __launch_bounds__(fused_threads_x* fused_threads_y, fused_geomet
         T* const to = region + (s & 1) * (H * W);
         const bool last = s == k;
         const int lo = s * R, rows_end = H - s * R, cols_end = W - s * R;
-        // Most threads compute all their rows (all but the first and last rows of threads): they
-        // take the loop with no test a row.
-        const bool all_rows = first_row >= lo && first_row + L <= rows_end;
         // One column at a time (not unrolled): a window each would take C times the registers.
 #pragma unroll 1
         for (int m = 0; m < C; ++m) {
@@ -179,27 +176,18 @@ __global__ void __launch_bounds__(fused_threads_x* fused_threads_y, fused_geomet
             const Index gj = left + lj;
             const bool column_stored =
                 is_interior_v<Policy> ? interior_contains(Index(R), gj, cols) : gj >= 0 && gj < cols;
-            unsigned char* row_bytes = reinterpret_cast<unsigned char*>(out_rows + lj);
-#pragma unroll
-            for (int l = 0; l < L; ++l, row_bytes += out.pitch_bytes()) {
-              const int li = first_row + l;
-              if (li < lo || li >= rows_end) continue;
+            unsigned char* const column_bytes = reinterpret_cast<unsigned char*>(out_rows + lj);
+            for_rows_in<L>(first_row, lo, rows_end, [&](int l, int) {
               const neighbourhood<T, R> n(&window[l + R][R], S);
-              if (column_stored && (rows_stored >> l & 1u)) *reinterpret_cast<T*>(row_bytes) = static_cast<T>(f(n));
-            }
+              if (column_stored && (rows_stored >> l & 1u))
+                *reinterpret_cast<T*>(column_bytes + std::size_t(l) * out.pitch_bytes()) = static_cast<T>(f(n));
+            });
             continue;
           }
-          const auto sweep_rows = [&](auto check_rows) {
-#pragma unroll
-            for (int l = 0; l < L; ++l) {
-              const int li = first_row + l;
-              if (decltype(check_rows)::value && (li < lo || li >= rows_end)) continue;
-              const neighbourhood<T, R> n(&window[l + R][R], S);
-              to[li * W + lj] = static_cast<T>(f(n));  // beyond the edge, replaced below
-            }
-          };
-          if (all_rows) sweep_rows(std::false_type{});
-          else sweep_rows(std::true_type{});
+          for_rows_in<L>(first_row, lo, rows_end, [&](int l, int li) {
+            const neighbourhood<T, R> n(&window[l + R][R], S);
+            to[li * W + lj] = static_cast<T>(f(n));  // beyond the edge, replaced below
+          });
         }
         if (!last && at_edge) {
           // Clamp copies from elements other threads computed; interior and constant set only the

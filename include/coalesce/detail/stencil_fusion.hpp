@@ -82,6 +82,21 @@ struct fused_window_rows {
   }
 };
 
+// visit(l, li) for each row l of a thread's L rows (region row li = first_row + l) that lies in a
+// sweep's rows [lo, end). Most threads have all of theirs there: they take a copy of the loop with
+// no test a row, so that its stores need no branch each (both fused walks).
+template <int L, class Visit>
+COALESCE_HOST_DEVICE COALESCE_FORCEINLINE void for_rows_in(int first_row, int lo, int end, const Visit& visit) {
+  if (first_row >= lo && first_row + L <= end) {
+    COALESCE_DETAIL_UNROLL
+    for (int l = 0; l < L; ++l) visit(l, first_row + l);
+  } else {
+    COALESCE_DETAIL_UNROLL
+    for (int l = 0; l < L; ++l)
+      if (first_row + l >= lo && first_row + l < end) visit(l, first_row + l);
+  }
+}
+
 // The access model of one pass, per useful element-sweep (an element of the inner tile advanced
 // one sweep), in cycles of one multiprocessor: the DRAM bytes (the region read once, the tile
 // written once) at dram_bytes_per_clock, and the shared-memory bytes (the region stored once, then
