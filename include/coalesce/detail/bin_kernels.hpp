@@ -41,13 +41,18 @@ inline constexpr unsigned bin_threads = 256;
 inline constexpr unsigned bin_items = 8;
 inline constexpr unsigned bin_tile = bin_threads * bin_items;
 
-// Element i's bin, a key at or above `bins` counted as `bins` (in no bin; such keys sort last).
+// Key k's bin, a key at or above `bins` counted as `bins` (in no bin; such keys sort last).
 // bins < 2^31, so every bin fits 32 bits whatever the key's type.
+template <class K>
+__device__ COALESCE_FORCEINLINE std::uint32_t bin_of(K k, std::size_t bins) {
+  return k < bins ? std::uint32_t(k) : std::uint32_t(bins);
+}
+
+// Element i's bin.
 template <class K, class T, class Key>
 __device__ COALESCE_FORCEINLINE std::uint32_t bin_at(const soa_view<const T>& view, const Key& key, std::size_t i,
                                                      std::size_t bins) {
-  const K k = K(key(view[i]));
-  return k < bins ? std::uint32_t(k) : std::uint32_t(bins);
+  return bin_of(K(key(view[i])), bins);
 }
 
 // The place of the first of the `count` ascending bins of `tile` that is >= b (count if none).
@@ -86,11 +91,6 @@ struct bin_tile_keys {
     }
     before = start == 0 ? K(0) : K(key(view[start - 1]));
   }
-
-  // Key k's bin, a key at or above `bins` counted as `bins` (in no bin).
-  __device__ COALESCE_FORCEINLINE static std::uint32_t bin_of(K k, std::size_t bins) {
-    return k < bins ? std::uint32_t(k) : std::uint32_t(bins);
-  }
 };
 
 // The offsets of the bins whose first element lies in each tile, for elements sorted by key;
@@ -114,9 +114,9 @@ __global__ void __launch_bounds__(bin_threads) sorted_bins_kernel(soa_view<const
 #pragma unroll
     for (unsigned k = 0; k < bin_items; ++k) {
       const unsigned e = k * bin_threads + threadIdx.x;
-      if (e < count) tile[e] = next.bin_of(next.keys[k], bins);
+      if (e < count) tile[e] = bin_of(next.keys[k], bins);
     }
-    const std::uint32_t before = next.bin_of(next.before, bins);
+    const std::uint32_t before = bin_of(next.before, bins);
     __syncthreads();
     if (start + stride < n) next.load(view, key, start + stride, count_at(start + stride));
     // Every pair compared, without a branch: nothing waits on a comparison.
