@@ -5,6 +5,8 @@
 #include <coalesce/particles.hpp>
 #include <coalesce/soa.hpp>
 
+#include "median_time.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -17,6 +19,8 @@ struct keyed {
 };
 COALESCE_FIELDS(keyed, cell, mass);
 
+using experiments::median_ms;
+
 namespace {
 
 struct cell_key {
@@ -25,28 +29,6 @@ struct cell_key {
     return p.cell;
   }
 };
-
-template <class F>
-float median_ms(const F& f, int repeats = 41) {
-  cudaEvent_t start, stop;
-  cudaEventCreate(&start);
-  cudaEventCreate(&stop);
-  for (int r = 0; r < 3; ++r) f();
-  std::vector<float> times;
-  for (int r = 0; r < repeats; ++r) {
-    cudaEventRecord(start);
-    f();
-    cudaEventRecord(stop);
-    cudaEventSynchronize(stop);
-    float ms = 0;
-    cudaEventElapsedTime(&ms, start, stop);
-    times.push_back(ms);
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
-}
 
 }  // namespace
 
@@ -97,17 +79,17 @@ int main() {
   whole();
   std::vector<std::uint32_t> a(cells + 1), b(cells + 1);
   cudaMemcpy(a.data(), offsets, a.size() * 4, cudaMemcpyDeviceToHost);
-  const float whole_ms = median_ms(whole);
+  const double whole_ms = median_ms(whole);
   cudaMemset(check, 0, (cells + 1) * 4);
-  const float sorted_ms = median_ms(sorted_only);
+  const double sorted_ms = median_ms(sorted_only);
   cudaMemcpy(b.data(), check, b.size() * 4, cudaMemcpyDeviceToHost);
   const bool sorted_same = a == b;
-  const float unsorted_ms = median_ms(unsorted_only);
+  const double unsorted_ms = median_ms(unsorted_only);
   cudaMemset(check, 0, (cells + 1) * 4);
-  const float pair_ms = median_ms(pair);
+  const double pair_ms = median_ms(pair);
   cudaMemcpy(b.data(), check, b.size() * 4, cudaMemcpyDeviceToHost);
   const bool pair_same = a == b;
-  const float copy_ms = median_ms(copy_keys);
+  const double copy_ms = median_ms(copy_keys);
   std::printf("coalesce::bin             %.4f ms  (%.3f x the copy)\n", whole_ms, copy_ms / whole_ms);
   std::printf("sorted kernel alone       %.4f ms  (%.3f x the copy) offsets %s\n", sorted_ms, copy_ms / sorted_ms,
               sorted_same ? "same" : "DIFFER");

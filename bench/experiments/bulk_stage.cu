@@ -10,6 +10,8 @@
 // >= 0.99 of cudaMemcpy (97.6% on an H200 before).
 #include <coalesce/algorithm.hpp>
 
+#include "median_time.hpp"
+
 #include <cuda/barrier>
 
 #include <algorithm>
@@ -20,6 +22,8 @@
 struct Particle {
   float x, y, z, vx, vy, vz;
 };
+
+using experiments::median_ms;
 
 namespace {
 
@@ -115,28 +119,6 @@ __global__ void __launch_bounds__(threads) two_runs(Particle* data, std::size_t 
   }
 }
 
-template <class F>
-float median_ms(const F& f, int repeats = 21) {
-  cudaEvent_t start, stop;
-  cudaEventCreate(&start);
-  cudaEventCreate(&stop);
-  for (int r = 0; r < 3; ++r) f();
-  std::vector<float> times;
-  for (int r = 0; r < repeats; ++r) {
-    cudaEventRecord(start);
-    f();
-    cudaEventRecord(stop);
-    cudaEventSynchronize(stop);
-    float ms = 0;
-    cudaEventElapsedTime(&ms, start, stop);
-    times.push_back(ms);
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
-}
-
 }  // namespace
 
 int main() {
@@ -183,7 +165,7 @@ int main() {
   std::vector<Particle> expected(n), got(n);
   cudaMemcpy(expected.data(), data, bytes, cudaMemcpyDeviceToHost);
 
-  const float copy_ms = median_ms([&] { cudaMemcpyAsync(copy, data, bytes, cudaMemcpyDeviceToDevice); });
+  const double copy_ms = median_ms([&] { cudaMemcpyAsync(copy, data, bytes, cudaMemcpyDeviceToDevice); });
   std::printf("32 M 24-byte particles drifted in place (%zu bytes read and written), %d SMs\n", bytes, sms);
   std::printf("%-58s %.4f ms\n", "cudaMemcpy of the same bytes", copy_ms);
   for (const row& r : rows) {
@@ -191,7 +173,7 @@ int main() {
     r.run(data, n, f, sms);
     cudaMemcpy(got.data(), data, bytes, cudaMemcpyDeviceToHost);
     const bool same = std::memcmp(got.data(), expected.data(), bytes) == 0;
-    const float ms = median_ms([&] { r.run(data, n, f, sms); });
+    const double ms = median_ms([&] { r.run(data, n, f, sms); });
     std::printf("%-58s %.4f ms  %.3f of the copy  %s\n", r.name, ms, copy_ms / ms, same ? "" : "MISMATCH");
   }
   const cudaError_t e = cudaDeviceSynchronize();

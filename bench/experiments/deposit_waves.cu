@@ -10,6 +10,7 @@
 #include <coalesce/pitched_matrix.hpp>
 #include <coalesce/soa.hpp>
 
+#include "median_time.hpp"
 #include "particle_competitors.hpp"
 
 #include <algorithm>
@@ -24,6 +25,8 @@ struct Charge {
 };
 COALESCE_FIELDS(Charge, x, y, q);
 
+using experiments::median_ms;
+
 namespace {
 
 std::vector<Charge> sorted_lattice(std::size_t n, std::size_t rows, std::size_t cols) {
@@ -36,27 +39,6 @@ std::vector<Charge> sorted_lattice(std::size_t n, std::size_t rows, std::size_t 
     return std::make_pair(int(a.y), int(a.x)) < std::make_pair(int(b.y), int(b.x));
   });
   return p;
-}
-
-template <class F>
-float median_ms(const F& f, int repeats = 25) {
-  cudaEvent_t start, stop;
-  cudaEventCreate(&start);
-  cudaEventCreate(&stop);
-  std::vector<float> times;
-  for (int r = 0; r < repeats; ++r) {
-    cudaEventRecord(start);
-    f();
-    cudaEventRecord(stop);
-    cudaEventSynchronize(stop);
-    float ms = 0;
-    cudaEventElapsedTime(&ms, start, stop);
-    times.push_back(ms);
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
 }
 
 // The library's stage with `Chunk` particles a chunk, launched with `waves` waves of blocks, each
@@ -110,7 +92,7 @@ int main() {
       if (grid.to_vector() != expected) std::printf("MISMATCH: %s\n", r.name.c_str());
     }
     for (int round = 0; round < 3; ++round)
-      for (auto& r : rows) r.best = std::min(r.best, double(median_ms(r.run)));
+      for (auto& r : rows) r.best = std::min(r.best, median_ms(r.run));
     std::printf("== %zu x %zu floats, %zu particles sorted by cell (%s)\n", s.rows, s.cols, n,
                 cudaGetErrorString(cudaGetLastError()));
     for (const auto& r : rows)

@@ -12,6 +12,8 @@
 #include <coalesce/reorder.hpp>
 #include <coalesce/soa.hpp>
 
+#include "median_time.hpp"
+
 #include <cuda/std/span>
 
 #include <algorithm>
@@ -40,28 +42,9 @@ struct Body {
 COALESCE_FIELDS(Body, x, y, z, vx, vy, vz, charge, id, species, mass, radius);
 using hot = layout::split<layout::fields<&Body::x, &Body::y, &Body::z, &Body::vx, &Body::vy, &Body::vz>>;
 
-namespace {
+using experiments::median_ms;
 
-template <class F>
-float median_ms(const F& f, int repeats = 21) {
-  cudaEvent_t start, stop;
-  cudaEventCreate(&start);
-  cudaEventCreate(&stop);
-  std::vector<float> times;
-  for (int r = 0; r < repeats; ++r) {
-    cudaEventRecord(start);
-    f();
-    cudaEventRecord(stop);
-    cudaEventSynchronize(stop);
-    float ms = 0;
-    cudaEventElapsedTime(&ms, start, stop);
-    times.push_back(ms);
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
-}
+namespace {
 
 struct row {
   std::string name;
@@ -76,7 +59,7 @@ void report(const char* title, std::vector<row>& rows, double bytes) {
     if (!r.right()) std::printf("MISMATCH: %s\n", r.name.c_str());
   }
   for (int round = 0; round < 3; ++round)
-    for (auto& r : rows) r.best = std::min(r.best, double(median_ms(r.run)));
+    for (auto& r : rows) r.best = std::min(r.best, median_ms(r.run));
   std::printf("== %s (%s)\n", title, cudaGetErrorString(cudaGetLastError()));
   for (const auto& r : rows)
     std::printf("%-58s %.4f ms  %7.1f GB/s  %.3fx the first row\n", r.name.c_str(), r.best, bytes / r.best / 1e6,
