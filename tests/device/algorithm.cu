@@ -498,34 +498,20 @@ TEST_CASE(
   COALESCE_REQUIRE_COUNTERS(profiler());
   const auto m = profiler().measure([&] { library(0); });
   const auto r = profiler().measure(read_only);
-  // Which copy the staged kernel was compiled with: sm_90 code moves the runs by the copy engine
-  // (detail/bulk_copy.hpp), older code by the threads' 16-byte loads and stores.
-  cudaFuncAttributes kernel{};
-  REQUIRE(cudaFuncGetAttributes(&kernel, coalesce::detail::staged_for_each_kernel<Particle, cc::drift_struct, true>) ==
-          cudaSuccess);
-  const bool bulk = coalesce::detail::staged_walk_bulk_copies && kernel.binaryVersion >= 90;
-  std::printf("\nfor_each(Particle*), %s copies: global load / store requests %.0f / %.0f, sectors per request %.2f / "
-              "%.2f; read-only f stores %.0f sectors; shared wavefronts per load %.2f\n",
-              bulk ? "bulk" : "threads'", m.global_load_requests(), m.global_store_requests(),
+  std::printf("\nfor_each(Particle*): global load / store sectors per request %.2f / %.2f; read-only f stores %.0f "
+              "sectors; shared wavefronts per load %.2f\n",
               m.load_sectors_per_request(), m.store_sectors_per_request(), r.global_store_sectors(),
               m.shared_load_wavefronts_per_instruction());
-  if (bulk) {
-    // The threads load and store nothing in global memory: every byte goes by the engine.
-    CHECK(m.global_load_requests() == 0.0);
-    CHECK(m.global_store_requests() == 0.0);
-  } else {
-    CHECK(m.load_sectors_per_request() == Approx(16.0).epsilon(0.01));
-    CHECK(m.store_sectors_per_request() == Approx(16.0).epsilon(0.01));
-  }
+  CHECK(m.load_sectors_per_request() == Approx(16.0).epsilon(0.01));
+  CHECK(m.store_sectors_per_request() == Approx(16.0).epsilon(0.01));
   CHECK(r.global_store_sectors() == 0.0);
   // The stage's certificate against the counters. Per run of 256 structs, each of the 8 warps reads
   // its structs a word at a time (6 instructions at the certificate's price: 2-way for 24-byte
-  // structs), and the threads' copy back reads 6144 bytes as 16-byte words (12 instructions, 4
-  // wavefronts each; the engine's reads are no shared load instructions). The model runs 0 to 4%
-  // below the hardware elsewhere (device.model_agreement).
+  // structs), and the copy back reads 6144 bytes as 16-byte words (12 instructions, 4 wavefronts
+  // each). The model runs 0 to 4% below the hardware elsewhere (device.model_agreement).
   using stage = coalesce::detail::stage_certificate<Particle>;
   static_assert(stage::words == 6 && stage::element_word_wavefronts == 2 && stage::ideal_element_word_wavefronts == 1);
-  const double element_reads = 8.0 * stage::words, copy_reads = bulk ? 0.0 : 256.0 * sizeof(Particle) / 16 / 32;
+  const double element_reads = 8.0 * stage::words, copy_reads = 256.0 * sizeof(Particle) / 16 / 32;
   const double predicted =
       (element_reads * stage::element_word_wavefronts + copy_reads * 4) / (element_reads + copy_reads);
   std::printf("shared wavefronts per load: %.3f, certificate %.3f\n", m.shared_load_wavefronts_per_instruction(),

@@ -1,15 +1,13 @@
 // coalesce::detail: for_each over an array of structs that coalesce may not re-lay out. A block
-// copies a contiguous run of elements into shared memory, each thread then runs f on its elements
-// there, and the block writes the run back - only if f changed something. This is the idea behind
-// cub::BlockLoad's transposing loads, on whole structs. The copies are the threads' 16-byte loads
-// and stores (every warp instruction moves 512 consecutive bytes, whatever sizeof(T) is), or on
-// sm_90 the copy engine's bulk copies (bulk_copy.hpp). Users never include this header. Needs a
-// CUDA compiler.
+// copies a contiguous run of elements into shared memory with 16-byte loads (every warp
+// instruction reads 512 consecutive bytes, whatever sizeof(T) is), each thread then runs f on
+// its elements there, and the block writes the run back with 16-byte stores - only if f changed
+// something. This is the idea behind cub::BlockLoad's transposing loads, on whole structs.
+// Users never include this header. Needs a CUDA compiler.
 #pragma once
 
 #include <coalesce/config.hpp>
 #include <coalesce/detail/block_copy.hpp>
-#include <coalesce/detail/bulk_copy.hpp>
 #include <coalesce/detail/chunk_walk.hpp>
 #include <coalesce/detail/launch.hpp>
 #include <coalesce/error.hpp>
@@ -39,59 +37,6 @@ inline constexpr unsigned staged_items = sizeof(T) * staged_threads >= 6144 ? 1u
 template <class T>
 inline constexpr std::size_t staged_bytes = std::size_t(staged_items<T>) * staged_threads * sizeof(T);
 
-// How a block moves its run between global and shared memory: by its threads (block_copy), or on
-// sm_90 and later by the copy engine (bulk_copy.hpp), which keeps a whole run in flight whatever
-// the threads hold in registers. A run the engine may not take (an address or size off 16 bytes:
-// only the last run of aligned data) goes by threads in either. Each is constructed by every
-// thread of the block, from the block's barrier word in shared memory.
-template <class T, bool Aligned16>
-struct thread_stage_copies {
-  COALESCE_DEVICE COALESCE_FORCEINLINE explicit thread_stage_copies(std::uint64_t&) {}
-  // The run into the stage, then a block-wide barrier.
-  COALESCE_DEVICE COALESCE_FORCEINLINE void load(unsigned char* stage, const unsigned char* global, std::size_t bytes) {
-    block_copy<staged_threads, staged_bytes<T>, Aligned16>(stage, global, bytes);
-    __syncthreads();
-  }
-  // What each thread does after writing the stage, before the barrier that precedes store.
-  COALESCE_DEVICE COALESCE_FORCEINLINE void written() {}
-  COALESCE_DEVICE COALESCE_FORCEINLINE void store(unsigned char* global, const unsigned char* stage, std::size_t bytes) {
-    block_copy<staged_threads, staged_bytes<T>, Aligned16>(global, stage, bytes);
-  }
-  COALESCE_DEVICE COALESCE_FORCEINLINE void finish() {}
-};
-
-#if COALESCE_DETAIL_BULK_COPIES
-template <class T>
-struct bulk_stage_copies {
-  bulk_load_barrier barrier;
-  COALESCE_DEVICE COALESCE_FORCEINLINE explicit bulk_stage_copies(std::uint64_t& word) : barrier(word) {}
-  COALESCE_DEVICE COALESCE_FORCEINLINE void load(unsigned char* stage, const unsigned char* global, std::size_t bytes) {
-    if (bulk_copyable(global, bytes)) {
-      barrier.load(stage, global, std::uint32_t(bytes));
-    } else {
-      block_copy<staged_threads, staged_bytes<T>, true>(stage, global, bytes);
-      __syncthreads();
-    }
-  }
-  COALESCE_DEVICE COALESCE_FORCEINLINE void written() { bulk_store_fence(); }
-  COALESCE_DEVICE COALESCE_FORCEINLINE void store(unsigned char* global, const unsigned char* stage, std::size_t bytes) {
-    if (bulk_copyable(global, bytes)) bulk_store(global, stage, std::uint32_t(bytes));
-    else block_copy<staged_threads, staged_bytes<T>, true>(global, stage, bytes);
-  }
-  COALESCE_DEVICE COALESCE_FORCEINLINE void finish() { bulk_stores_done(); }
-};
-
-template <class T, bool Aligned16, bool Bulk>
-using stage_copies = std::conditional_t<Aligned16 && Bulk, bulk_stage_copies<T>, thread_stage_copies<T, Aligned16>>;
-#else
-template <class T, bool Aligned16, bool Bulk>
-using stage_copies = thread_stage_copies<T, Aligned16>;
-#endif
-
-// Whether the staged walk moves its runs by bulk copies where the device has them (measured on
-// an NVIDIA H200, CUDA 13.0: see bench/experiments/bulk_stage.cu).
-inline constexpr bool staged_walk_bulk_copies = true;
-
 // The stage's shared accesses - block_copy's words and each thread's element, a word at a time -
 // and what they cost are certified by detail::stage_certificate<T> (stage_certificate.hpp, kept
 // out of this header: the access model it runs on includes libcu++, which would double the
@@ -100,21 +45,20 @@ inline constexpr bool staged_walk_bulk_copies = true;
 // Aligned16: every run starts 16-byte aligned (the launch checks). Otherwise each run starts where
 // the first does modulo 16 (a run is a multiple of 16 elements) and is staged at that offset, so
 // the copies still move 16-byte words.
-template <class T, class F, bool Aligned16, bool Bulk = staged_walk_bulk_copies>
+template <class T, class F, bool Aligned16>
 __global__ void __launch_bounds__(staged_threads) staged_for_each_kernel(T* data, std::size_t n, F f) {
   constexpr unsigned items = staged_items<T>;
   constexpr std::size_t per_block = std::size_t(items) * staged_threads;
   extern __shared__ uint4 stage_words[];
-  __shared__ std::uint64_t barrier_word;
   auto* stage = reinterpret_cast<unsigned char*>(stage_words) + (Aligned16 ? 0 : staging_offset(data));
   T* elements = reinterpret_cast<T*>(stage);
-  stage_copies<T, Aligned16, Bulk> copies(barrier_word);
 
   for (std::size_t first = std::size_t(blockIdx.x) * per_block; first < n;
        first += std::size_t(gridDim.x) * per_block) {
     const std::size_t count = n - first < per_block ? n - first : per_block;
     auto* global = reinterpret_cast<unsigned char*>(data + first);
-    copies.load(stage, global, count * sizeof(T));
+    block_copy<staged_threads, staged_bytes<T>, Aligned16>(stage, global, count * sizeof(T));
+    __syncthreads();
 
     // Thread t takes elements t, t + 256, ...: neighbouring threads read neighbouring structs.
     bool changed = false;
@@ -132,11 +76,10 @@ __global__ void __launch_bounds__(staged_threads) staged_for_each_kernel(T* data
         changed = true;
       }
     }
-    copies.written();
-    if (__syncthreads_or(changed)) copies.store(global, stage, count * sizeof(T));
+    if (__syncthreads_or(changed))
+      block_copy<staged_threads, staged_bytes<T>, Aligned16>(global, stage, count * sizeof(T));
     __syncthreads();  // the next run overwrites the stage
   }
-  copies.finish();
 }
 
 // A block's stage of T, and 15 bytes for a run off 16-byte alignment: what the kernel asks for.
