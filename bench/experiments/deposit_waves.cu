@@ -1,6 +1,5 @@
 // An experiment, built on demand (target coalesce_experiment_deposit_waves, outside ALL): how many
-// waves of blocks deposit's register-run stage should launch, and how far ahead its threads ask L2
-// for their particles (detail::run_deposit_groups_ahead). The library's own kernel
+// waves of blocks deposit's register-run stage should launch. The library's own kernel
 // (detail::run_deposit_kernel, chunks of 8192 and of 4096) launched with one, two, four and eight
 // waves, beside coalesce::deposit and the hand-written kernels of the benchmark, for 16 M
 // cloud-in-cell particles sorted by cell into three grid shapes; every grid checked against the
@@ -41,14 +40,12 @@ std::vector<Charge> sorted_lattice(std::size_t n, std::size_t rows, std::size_t 
   return p;
 }
 
-// The library's stage with `Chunk` particles a chunk, launched with `waves` waves of blocks, each
-// thread asking L2 for the particles `Ahead` groups on.
-template <unsigned Chunk, unsigned Ahead = coalesce::detail::run_deposit_groups_ahead>
+// The library's stage with `Chunk` particles a chunk, launched with `waves` waves of blocks.
+template <unsigned Chunk>
 void run_stage(coalesce::soa_view<const Charge> particles, coalesce::pitched_view<float> grid, unsigned waves) {
   using namespace coalesce::detail;
   using accumulator = coalesce::matrix_accumulator<float>;
-  launch_chunked_deposit<
-      run_deposit_kernel<Chunk, true, Charge, float, accumulator, competitors::cloud_in_cell, Ahead>>(
+  launch_chunked_deposit<run_deposit_kernel<Chunk, true, Charge, float, accumulator, competitors::cloud_in_cell>>(
       particles.size(), Chunk, waves, cudaStream_t{}, particles, grid, accumulator(grid), competitors::cloud_in_cell{});
 }
 
@@ -76,10 +73,6 @@ int main() {
                            [&] { competitors::privatized_cloud_in_cell(x, y, q, n, g, nullptr); }},
                           {"coalesce::deposit", [&] { coalesce::deposit(v, g, competitors::cloud_in_cell{}); }},
                           {"plain atomics", [&] { competitors::plain_cloud_in_cell(x, y, q, n, g, nullptr); }}};
-    rows.push_back({"stage, chunks of 8192, 2 waves, no L2 prefetch", [&] { run_stage<8192, 0>(v, g, 2); }});
-    rows.push_back({"stage, chunks of 8192, 2 waves, 1 group ahead", [&] { run_stage<8192, 1>(v, g, 2); }});
-    rows.push_back({"stage, chunks of 8192, 2 waves, 4 groups ahead", [&] { run_stage<8192, 4>(v, g, 2); }});
-    rows.push_back({"stage, chunks of 4096, 2 waves, no L2 prefetch", [&] { run_stage<4096, 0>(v, g, 2); }});
     for (const unsigned waves : {1u, 2u, 4u, 8u}) {
       rows.push_back(
           {"stage, chunks of 8192, " + std::to_string(waves) + " waves", [&, waves] { run_stage<8192>(v, g, waves); }});

@@ -302,26 +302,11 @@ inline constexpr unsigned run_deposit_blocks_per_sm = 6;
 // against 0.1074 with four waves and 0.1076 with one, 0.1072 against 0.1079 into 1024 x 4096, and
 // 0.1034 against 0.1037 into 16384 x 256; 5, 7 or 8 blocks an SM were all slower.
 inline constexpr unsigned run_deposit_waves = 2;
+// No prefetch: asking L2 (prefetch.global.L2) for each thread's particles 1, 2 or 4 groups ahead of
+// those it reads took the same launch from 0.1070 ms to 0.1254, 0.1213 and 0.1394 ms into 2048 x
+// 2048 floats (docs/bench/particles-grids-h100/deposit-prefetch.txt, same H100).
 
-// Element i's bytes of every column asked of L2 (prefetch.global.L2: no register, nothing waits),
-// so that the loads of a group a thread reads later hit L2.
-COALESCE_DEVICE COALESCE_FORCEINLINE void prefetch_to_l2(const void* address) {
-  asm volatile("prefetch.global.L2 [%0];" ::"l"(address));
-}
-
-template <class T, std::size_t... L>
-COALESCE_DEVICE COALESCE_FORCEINLINE void prefetch_columns_to_l2(const soa_view<const T, device_space>& particles,
-                                                                 std::size_t i, std::index_sequence<L...>) {
-  (prefetch_to_l2(static_cast<const leaf_type_t<T, L>*>(particles.columns()[L]) + i), ...);
-}
-
-// How many groups (deposit_threads * Each particles) ahead of the one it reads a thread asks L2
-// for its next particles: the loads of a group wait on the work of the group before, so a block
-// has only one group's loads in flight without it.
-inline constexpr unsigned run_deposit_groups_ahead = 2;
-
-template <unsigned Chunk, bool VectorLoads, class T, class G, class Global, class F,
-          unsigned Ahead = run_deposit_groups_ahead>
+template <unsigned Chunk, bool VectorLoads, class T, class G, class Global, class F>
 __global__ void __launch_bounds__(deposit_threads, run_deposit_blocks_per_sm)
     run_deposit_kernel(soa_view<const T, device_space> particles, pitched_view<G, device_space> grid, Global global,
                        F f) {
@@ -357,21 +342,9 @@ __global__ void __launch_bounds__(deposit_threads, run_deposit_blocks_per_sm)
     runs.clear();
     const run_accumulator<G, run_slots> acc{
         unsigned(__cvta_generic_to_shared(box)), where, pitch, grid, &missed, &runs};
-    constexpr unsigned group = deposit_threads * Each;
-    const auto prefetch_ahead = [&](unsigned g) {
-      if constexpr (Ahead > 0) {
-        // The group Ahead groups on: in this chunk, or at the start of this block's next one.
-        const unsigned on = g + Ahead * group;
-        const std::size_t i = (on < chunk ? start + on : start + stride + (on - chunk)) + threadIdx.x * Each;
-        if (i < particles.size()) prefetch_columns_to_l2(particles, i, std::make_index_sequence<leaf_count_v<T>>{});
-      }
-    };
-    prefetch_ahead(0);
     deposit_consecutive<Each, VectorLoads, true>(particles, start + threadIdx.x * Each, acc, runs, f);
-    for (unsigned g = group; g < chunk; g += group) {
-      prefetch_ahead(g);
+    for (unsigned g = deposit_threads * Each; g < chunk; g += deposit_threads * Each)
       deposit_consecutive<Each, VectorLoads, false>(particles, start + g + threadIdx.x * Each, acc, runs, f);
-    }
     runs.flush_all(acc.box);
     const int missing = __syncthreads_count(missed);
     G* const first = grid.data() + where.base;
