@@ -11,7 +11,18 @@
 // tiles, one written while the other may still be read, so one barrier a plane); the halo of the
 // next plane is loaded a step ahead too. A thread then reads its x neighbours as two float4 and
 // its y neighbours as eight, conflict-free (a warp reads consecutive float4s of a tile row).
-// Every variant's output is compared with coalesce::stencil<4>'s, bit for bit.
+// Every variant's output is compared with coalesce::stencil<4>'s, bit for bit. Beside them, the
+// library's own kernel in other block shapes, with two rows a thread, and with float2 vectors or
+// single floats (fewer registers: 102 and 64 against 128).
+//
+// Measured on an NVIDIA H100 80GB HBM3, CUDA 13.0 (docs/bench/star-h100): the library 0.5388 ms,
+// 67.3% of cudaMemcpy there; the best shared-memory plane (16 x 16 threads, 32 planes) 0.5377 ms,
+// 0.52-0.86x for the other shapes. Nsight Compute on the library's kernel: 128 registers, so 2
+// blocks (16 warps) an SM, 25% theoretical occupancy, and no eligible warp 52% of the cycles: the
+// walk waits on its loads, and DRAM is not what holds it (the same time on an H200, twice the
+// bandwidth). The second file's rows of the library kernel ran a variant since taken out (a
+// warp-splitting copy of the walk, see stencil_volume_walk.hpp), so only its shared-plane rows
+// stand. The float2 and single-float rows have not run yet.
 #include <coalesce/pitched_volume.hpp>
 #include <coalesce/stencil.hpp>
 #include <coalesce/testing/device.hpp>
@@ -46,7 +57,9 @@ __device__ __forceinline__ float4 vector_at(const float* row, int col, int cols)
   return __ldg(reinterpret_cast<const float4*>(row + col));
 }
 
-__device__ __forceinline__ float element(const float4& v, int j) { return j == 0 ? v.x : j == 1 ? v.y : j == 2 ? v.z : v.w; }
+__device__ __forceinline__ float element(const float4& v, int j) {
+  return j == 0 ? v.x : j == 1 ? v.y : j == 2 ? v.z : v.w;
+}
 
 // The neighbourhood of output element j of a thread's vector: z from the queue, y from the eight
 // tile vectors above and below, x from the row's three vectors (left, centre, right).
@@ -164,15 +177,15 @@ struct star {
 
 // The library's 2.5D kernel (detail::stencil_queue_kernel, the plane's rows read through L1)
 // launched with other block shapes and chunks than detail::queue_shape's 64 x 4 and 32 planes.
-template <int KY>
-void library_shape(coalesce::pitched_volume_view<const float> in, coalesce::pitched_volume_view<float> out,
-                   dim3 block, int planes) {
+template <int KY, int V = 4>
+void library_shape(coalesce::pitched_volume_view<const float> in, coalesce::pitched_volume_view<float> out, dim3 block,
+                   int planes) {
   namespace cd = coalesce::detail;
-  const int vectors = int(out.width() / 4);
+  const int vectors = int(out.width() / V);
   const dim3 grid(unsigned((vectors + int(block.x) - 1) / int(block.x)),
                   unsigned((int(out.height()) / KY + int(block.y) - 1) / int(block.y)),
                   unsigned((int(out.depth()) + planes - 1) / planes));
-  cd::stencil_queue_kernel<4, 4, KY, int, coalesce::clamp_t, float, star, float>
+  cd::stencil_queue_kernel<4, V, KY, int, coalesce::clamp_t, float, star, float>
       <<<grid, block>>>(coalesce::clamp, cuda::std::make_tuple(in), out, star{}, vectors, true, planes);
 }
 
@@ -201,12 +214,12 @@ int main() {
   const auto in_view = in.const_view();
   const auto expected_view = expected.view();
   const auto out_view = out.view();
-  if (in.view().pitch_bytes() != out_view.pitch_bytes() || in.view().slice_pitch_bytes() != out_view.slice_pitch_bytes())
+  if (in.view().pitch_bytes() != out_view.pitch_bytes() ||
+      in.view().slice_pitch_bytes() != out_view.slice_pitch_bytes())
     return std::printf("the volumes' pitches differ\n"), 1;
-  const std::size_t pitch = out_view.pitch_bytes() / sizeof(float), slice = out_view.slice_pitch_bytes() / sizeof(float);
-  const auto library = [&] {
-    coalesce::stencil<4>(coalesce::clamp, in_view, expected_view, star{});
-  };
+  const std::size_t pitch = out_view.pitch_bytes() / sizeof(float),
+                    slice = out_view.slice_pitch_bytes() / sizeof(float);
+  const auto library = [&] { coalesce::stencil<4>(coalesce::clamp, in_view, expected_view, star{}); };
   library();
   const std::vector<float> want = expected.to_vector();
   float* copy_to = out_view.data();
@@ -227,7 +240,7 @@ int main() {
   float* to = out_view.data();
   struct library_variant {
     const char* name;
-    int ky;
+    int ky;  // rows a thread; -2 and -1: one row of float2 vectors or of single floats
     dim3 block;
     int planes;
   };
@@ -241,11 +254,18 @@ int main() {
       {"library kernel, 32 x 8 blocks, 16 planes", 1, dim3(32, 8), 16},
       {"library kernel, 32 x 8 blocks, 2 rows a thread", 2, dim3(32, 8), 32},
       {"library kernel, 16 x 16 blocks, 2 rows a thread", 2, dim3(16, 16), 32},
+      {"library kernel, float2 vectors, 64 x 4 blocks", -2, dim3(64, 4), 32},
+      {"library kernel, float2 vectors, 128 x 2 blocks", -2, dim3(128, 2), 32},
+      {"library kernel, float2 vectors, 32 x 8 blocks", -2, dim3(32, 8), 32},
+      {"library kernel, single floats, 128 x 2 blocks", -1, dim3(128, 2), 32},
+      {"library kernel, single floats, 64 x 4 blocks", -1, dim3(64, 4), 32},
   };
   for (const library_variant& v : shapes) {
     const auto run = [&] {
       if (v.ky == 1) library_shape<1>(in_view, out_view, v.block, v.planes);
-      else library_shape<2>(in_view, out_view, v.block, v.planes);
+      else if (v.ky == 2) library_shape<2>(in_view, out_view, v.block, v.planes);
+      else if (v.ky == -2) library_shape<1, 2>(in_view, out_view, v.block, v.planes);
+      else library_shape<1, 1>(in_view, out_view, v.block, v.planes);
     };
     cudaMemset(to, 0, out_view.slice_pitch_bytes() * n);
     run();
@@ -259,8 +279,8 @@ int main() {
     v.launch(from, to, n, n, n, pitch, slice);
     const bool same = out.to_vector() == want;
     const double ms = median_ms([&] { v.launch(from, to, n, n, n, pitch, slice); });
-    std::printf("%-52s %.4f ms  %.1f%% of the copy  %.3fx the library  %s\n", v.name.c_str(), ms,
-                100.0 * copy_ms / ms, library_ms / ms, same ? "" : "MISMATCH");
+    std::printf("%-52s %.4f ms  %.1f%% of the copy  %.3fx the library  %s\n", v.name.c_str(), ms, 100.0 * copy_ms / ms,
+                library_ms / ms, same ? "" : "MISMATCH");
   }
   const cudaError_t e = cudaDeviceSynchronize();
   std::printf("status: %s\n", cudaGetErrorString(e));

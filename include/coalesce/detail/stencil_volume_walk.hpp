@@ -154,7 +154,11 @@ __global__ void __launch_bounds__(stencil_block_threads)
   // A thread's vector is whole in every row or in none: two copies of the walk, so that the
   // partial vector's element-by-element loads are not in the whole one's loop. There each costs
   // an issued (predicated-off) instruction: the 25-point star on 512^3 floats ran at 30% of
-  // cudaMemcpy with them, 52% without, on an H200.
+  // cudaMemcpy with them, 52% without, on an H200. The price: a warp holding a row's partial
+  // vector walks its chunk twice, once for each copy, which only widths off a multiple of V pay.
+  // A third copy for the threads whose side columns lie inside the row (loaded as vectors, no
+  // clamp) made every row's first and last warp pay it, and took the star from 0.539 to 0.889 ms
+  // on an H100 (docs/bench/star-h100/star-plane-second.txt).
   const Index v = Index(blockIdx.x) * Index(blockDim.x) + Index(threadIdx.x);
   if ((v + 1) * V <= Index(out.width()))
     walk_queues<R, V, KY, true>(policy, in, out, f, vectors_per_row, vector_stores, planes_per_block,
