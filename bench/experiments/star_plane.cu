@@ -17,12 +17,14 @@
 //
 // Measured on an NVIDIA H100 80GB HBM3, CUDA 13.0 (docs/bench/star-h100): the library 0.5388 ms,
 // 67.3% of cudaMemcpy there; the best shared-memory plane (16 x 16 threads, 32 planes) 0.5377 ms,
-// 0.52-0.86x for the other shapes. Nsight Compute on the library's kernel: 128 registers, so 2
-// blocks (16 warps) an SM, 25% theoretical occupancy, and no eligible warp 52% of the cycles: the
-// walk waits on its loads, and DRAM is not what holds it (the same time on an H200, twice the
-// bandwidth). The second file's rows of the library kernel ran a variant since taken out (a
-// warp-splitting copy of the walk, see stencil_volume_walk.hpp), so only its shared-plane rows
-// stand. The float2 and single-float rows have not run yet.
+// 0.52-0.86x for the other shapes. The library's kernel took about as long on an H200 (0.504 ms,
+// docs/bench/coalesce-bench.txt), with 1.4x the bandwidth: DRAM is not what holds it. It has 128
+// registers: 2 blocks (16
+// warps) an SM, 25% theoretical occupancy. Nsight Compute ran only on a variant since taken out (a
+// warp-splitting copy of the walk, see stencil_volume_walk.hpp; docs/bench/star-h100/
+// ncu-divergent-walk.txt): no eligible warp 52% of the cycles. The second file's rows of the
+// library kernel ran that variant too, so only its shared-plane rows stand.
+// The float2 and single-float rows have not run yet.
 #include <coalesce/pitched_volume.hpp>
 #include <coalesce/stencil.hpp>
 #include <coalesce/testing/device.hpp>
