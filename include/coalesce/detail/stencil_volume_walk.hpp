@@ -146,8 +146,10 @@ COALESCE_DEVICE COALESCE_FORCEINLINE void walk_queues(const Policy& policy,
   }
 }
 
-template <int R, int V, int KY, class Index, class Policy, class Out, class F, class... Ts>
-__global__ void __launch_bounds__(stencil_block_threads)
+// MinBlocks: the blocks an SM must hold at once (__launch_bounds__' second argument), which caps
+// the registers a thread: the launch asks for 1, experiments for more.
+template <int R, int V, int KY, int MinBlocks, class Index, class Policy, class Out, class F, class... Ts>
+__global__ void __launch_bounds__(stencil_block_threads, MinBlocks)
     stencil_queue_kernel(Policy policy, cuda::std::tuple<pitched_volume_view<const Ts>...> in,
                          pitched_volume_view<Out> out, F f, Index vectors_per_row, bool vector_stores,
                          Index planes_per_block) {
