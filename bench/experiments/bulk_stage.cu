@@ -17,6 +17,7 @@
 // Not yet run on an H200, where the threads' copy was 0.976.
 #include <coalesce/algorithm.hpp>
 
+#include "competitors.hpp"
 #include "median_time.hpp"
 
 #include <cuda/barrier>
@@ -26,22 +27,11 @@
 #include <cstring>
 #include <vector>
 
-struct Particle {
-  float x, y, z, vx, vy, vz;
-};
-
 using experiments::median_ms;
 
 namespace {
 
-struct drift {
-  float dt;
-  __host__ __device__ void operator()(Particle& p) const {
-    p.x += p.vx * dt;
-    p.y += p.vy * dt;
-    p.z += p.vz * dt;
-  }
-};
+using drift = coalesce_test::competitors::drift_struct;
 
 using block_barrier = cuda::barrier<cuda::thread_scope_block>;
 namespace bulk = cuda::device::experimental;

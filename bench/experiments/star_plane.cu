@@ -107,17 +107,21 @@ __global__ void __launch_bounds__(BX* BY)
     }
     y = by0 - R + tile_row;
   };
-  float4 halo[per_thread];
-  const auto load_halo = [&](int z) {
+  // visit(k, tile_row, tile_col, y, col) for each halo item k of this thread.
+  const auto for_each_halo_item = [&](const auto& visit) {
 #pragma unroll
     for (int k = 0; k < per_thread; ++k) {
       const int i = t + k * threads;
       if (items % threads == 0 || i < items) {
         int tr, tc, y, col;
         halo_place(i, tr, tc, y, col);
-        halo[k] = vector_at(row_of(z, y), col, cols);
+        visit(k, tr, tc, y, col);
       }
     }
+  };
+  float4 halo[per_thread];
+  const auto load_halo = [&](int z) {
+    for_each_halo_item([&](int k, int, int, int y, int col) { halo[k] = vector_at(row_of(z, y), col, cols); });
   };
   float4 queue[KY][H], next[KY];
 #pragma unroll
@@ -138,15 +142,8 @@ __global__ void __launch_bounds__(BX* BY)
       next[k] = vector_at(row_of(z + R + 1, by0 + ty + k * BY), c, cols);
       *reinterpret_cast<float4*>(&tile[b][R + ty + k * BY][R + 4 * tx]) = queue[k][R];
     }
-#pragma unroll
-    for (int k = 0; k < per_thread; ++k) {
-      const int i = t + k * threads;
-      if (items % threads == 0 || i < items) {
-        int tr, tc, y, col;
-        halo_place(i, tr, tc, y, col);
-        *reinterpret_cast<float4*>(&tile[b][tr][tc]) = halo[k];
-      }
-    }
+    for_each_halo_item(
+        [&](int k, int tr, int tc, int, int) { *reinterpret_cast<float4*>(&tile[b][tr][tc]) = halo[k]; });
     load_halo(z + 1);
     __syncthreads();
 #pragma unroll
@@ -241,57 +238,44 @@ int main() {
   };
   const float* from = in_view.data();
   float* to = out_view.data();
-  struct library_variant {
-    const char* name;
-    int ky;  // rows a thread (1, 2); -2, -1: one row of float2s or floats; 3, 4: float4s, that many
-             // blocks an SM; -3: float2s, 3 blocks an SM
-    dim3 block;
-    int planes;
-  };
-  const library_variant shapes[] = {
-      {"library kernel, 64 x 4 blocks, 32 planes (its own)", 1, dim3(64, 4), 32},
-      {"library kernel, 32 x 8 blocks, 32 planes", 1, dim3(32, 8), 32},
-      {"library kernel, 16 x 16 blocks, 32 planes", 1, dim3(16, 16), 32},
-      {"library kernel, 8 x 32 blocks, 32 planes", 1, dim3(8, 32), 32},
-      {"library kernel, 32 x 8 blocks, 64 planes", 1, dim3(32, 8), 64},
-      {"library kernel, 16 x 16 blocks, 64 planes", 1, dim3(16, 16), 64},
-      {"library kernel, 32 x 8 blocks, 16 planes", 1, dim3(32, 8), 16},
-      {"library kernel, 32 x 8 blocks, 2 rows a thread", 2, dim3(32, 8), 32},
-      {"library kernel, 16 x 16 blocks, 2 rows a thread", 2, dim3(16, 16), 32},
-      {"library kernel, float2 vectors, 64 x 4 blocks", -2, dim3(64, 4), 32},
-      {"library kernel, float2 vectors, 128 x 2 blocks", -2, dim3(128, 2), 32},
-      {"library kernel, float2 vectors, 32 x 8 blocks", -2, dim3(32, 8), 32},
-      {"library kernel, single floats, 128 x 2 blocks", -1, dim3(128, 2), 32},
-      {"library kernel, single floats, 64 x 4 blocks", -1, dim3(64, 4), 32},
-      {"library kernel, 3 blocks an SM (at most 80 registers)", 3, dim3(64, 4), 32},
-      {"library kernel, 4 blocks an SM (at most 64 registers)", 4, dim3(64, 4), 32},
-      {"library kernel, float2 vectors, 3 blocks an SM", -3, dim3(64, 4), 32},
-  };
-  for (const library_variant& v : shapes) {
-    const auto run = [&] {
-      if (v.ky == 1) library_shape<1>(in_view, out_view, v.block, v.planes);
-      else if (v.ky == 2) library_shape<2>(in_view, out_view, v.block, v.planes);
-      else if (v.ky == -2) library_shape<1, 2>(in_view, out_view, v.block, v.planes);
-      else if (v.ky == 3) library_shape<1, 4, 3>(in_view, out_view, v.block, v.planes);
-      else if (v.ky == 4) library_shape<1, 4, 4>(in_view, out_view, v.block, v.planes);
-      else if (v.ky == -3) library_shape<1, 2, 3>(in_view, out_view, v.block, v.planes);
-      else library_shape<1, 1>(in_view, out_view, v.block, v.planes);
-    };
+  // Each row: checked against the library's output, then timed.
+  const auto report = [&](const char* name, const auto& run) {
     cudaMemset(to, 0, out_view.slice_pitch_bytes() * n);
     run();
     const bool same = out.to_vector() == want;
     const double ms = median_ms(run);
-    std::printf("%-52s %.4f ms  %.1f%% of the copy  %.3fx the library  %s\n", v.name, ms, 100.0 * copy_ms / ms,
+    std::printf("%-52s %.4f ms  %.1f%% of the copy  %.3fx the library  %s\n", name, ms, 100.0 * copy_ms / ms,
                 library_ms / ms, same ? "" : "MISMATCH");
-  }
-  for (const variant& v : variants) {
-    cudaMemset(to, 0, out_view.slice_pitch_bytes() * n);
-    v.launch(from, to, n, n, n, pitch, slice);
-    const bool same = out.to_vector() == want;
-    const double ms = median_ms([&] { v.launch(from, to, n, n, n, pitch, slice); });
-    std::printf("%-52s %.4f ms  %.1f%% of the copy  %.3fx the library  %s\n", v.name.c_str(), ms, 100.0 * copy_ms / ms,
-                library_ms / ms, same ? "" : "MISMATCH");
-  }
+  };
+  using volume_in = coalesce::pitched_volume_view<const float>;
+  using volume_out = coalesce::pitched_volume_view<float>;
+  struct library_variant {
+    const char* name;
+    void (*launch)(volume_in, volume_out, dim3, int);  // library_shape<rows a thread, V, blocks an SM>
+    dim3 block;
+    int planes;
+  };
+  const library_variant shapes[] = {
+      {"library kernel, 64 x 4 blocks, 32 planes (its own)", library_shape<1>, dim3(64, 4), 32},
+      {"library kernel, 32 x 8 blocks, 32 planes", library_shape<1>, dim3(32, 8), 32},
+      {"library kernel, 16 x 16 blocks, 32 planes", library_shape<1>, dim3(16, 16), 32},
+      {"library kernel, 8 x 32 blocks, 32 planes", library_shape<1>, dim3(8, 32), 32},
+      {"library kernel, 32 x 8 blocks, 64 planes", library_shape<1>, dim3(32, 8), 64},
+      {"library kernel, 16 x 16 blocks, 64 planes", library_shape<1>, dim3(16, 16), 64},
+      {"library kernel, 32 x 8 blocks, 16 planes", library_shape<1>, dim3(32, 8), 16},
+      {"library kernel, 32 x 8 blocks, 2 rows a thread", library_shape<2>, dim3(32, 8), 32},
+      {"library kernel, 16 x 16 blocks, 2 rows a thread", library_shape<2>, dim3(16, 16), 32},
+      {"library kernel, float2 vectors, 64 x 4 blocks", library_shape<1, 2>, dim3(64, 4), 32},
+      {"library kernel, float2 vectors, 128 x 2 blocks", library_shape<1, 2>, dim3(128, 2), 32},
+      {"library kernel, float2 vectors, 32 x 8 blocks", library_shape<1, 2>, dim3(32, 8), 32},
+      {"library kernel, single floats, 128 x 2 blocks", library_shape<1, 1>, dim3(128, 2), 32},
+      {"library kernel, single floats, 64 x 4 blocks", library_shape<1, 1>, dim3(64, 4), 32},
+      {"library kernel, 3 blocks an SM (at most 80 registers)", library_shape<1, 4, 3>, dim3(64, 4), 32},
+      {"library kernel, 4 blocks an SM (at most 64 registers)", library_shape<1, 4, 4>, dim3(64, 4), 32},
+      {"library kernel, float2 vectors, 3 blocks an SM", library_shape<1, 2, 3>, dim3(64, 4), 32},
+  };
+  for (const library_variant& v : shapes) report(v.name, [&] { v.launch(in_view, out_view, v.block, v.planes); });
+  for (const variant& v : variants) report(v.name.c_str(), [&] { v.launch(from, to, n, n, n, pitch, slice); });
   const cudaError_t e = cudaDeviceSynchronize();
   std::printf("status: %s\n", cudaGetErrorString(e));
   return e == cudaSuccess ? 0 : 1;

@@ -147,7 +147,9 @@ COALESCE_DEVICE COALESCE_FORCEINLINE void walk_queues(const Policy& policy,
 }
 
 // MinBlocks: the blocks an SM must hold at once (__launch_bounds__' second argument), which caps
-// the registers a thread: the launch asks for 1, experiments for more.
+// the registers a thread. The launch passes 0, no bound: the same SASS as a bound without a second
+// argument, where an explicit 1 gave the 25-point star 168 registers against 128. Experiments
+// (bench/experiments/star_plane.cu) ask for more.
 template <int R, int V, int KY, int MinBlocks, class Index, class Policy, class Out, class F, class... Ts>
 __global__ void __launch_bounds__(stencil_block_threads, MinBlocks)
     stencil_queue_kernel(Policy policy, cuda::std::tuple<pitched_volume_view<const Ts>...> in,
