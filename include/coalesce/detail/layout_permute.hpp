@@ -175,8 +175,13 @@ struct gather_launch {
   template <class In, class Out, class Index>
   static void launch(cudaStream_t stream, const char* what, const In& in, const Index* indices, std::size_t n,
                      const Out& out) {
-    const unsigned blocks = blocks_for(n, std::size_t(gather_batch) * permute_threads, what);
-    gather_elements_kernel<InRecords, OutRecords><<<blocks, permute_threads, 0, stream>>>(in, indices, n, out);
+    // From records, one element a thread: a record's words are already several loads in flight,
+    // and measured on an NVIDIA H200 (CUDA 13.0, bench/experiments/record_gather.cu: 32 M 24-byte
+    // particles, records to records) 1 a thread took 1.182 ms against 1.209 ms at gather_batch
+    // (docs/bench/layouts-h200/record_gather.txt). Columns and tiles keep gather_batch.
+    constexpr unsigned batch = InRecords ? 1u : gather_batch;
+    const unsigned blocks = blocks_for(n, std::size_t(batch) * permute_threads, what);
+    gather_elements_kernel<InRecords, OutRecords, batch><<<blocks, permute_threads, 0, stream>>>(in, indices, n, out);
   }
 };
 template <bool InRecords, bool OutRecords>
