@@ -1,12 +1,12 @@
 // coalesce::stencil<R>(steps, policy, u, v, f), iterated stencils: the result equals `steps` single
 // sweeps ping-ponging between the same two matrices, bit for bit, under every boundary policy, for
-// radius 1 (5-point, 9-point) and 2 (13-point), floats and doubles, shapes that are not multiples
-// of the fused walk's tile (1000 x 777, 37 x 5, 1 x n), and 0 to many more steps than one pass
-// fuses; it lands in u after an even number of steps and in v after an odd one; the fused walk is
-// what ran (its plan leaves an earlier sweep in the other matrix, where single sweeps leave the
-// one before the last, and on 8192^2 floats it moves under 0.4 of their DRAM bytes, counted by
-// the hardware, and as model::fused_stencil_pass predicts its DRAM bytes and L2-to-L1 sectors);
-// misuse is refused before any launch.
+// radius 1 (5-point, 9-point), 2 (13-point) and 3 (a 13-point star), floats and doubles, shapes
+// that are not multiples of the fused walk's tile (1000 x 777, 37 x 5, 1 x n), and 0 to many more
+// steps than one pass fuses; it lands in u after an even number of steps and in v after an odd
+// one; the fused walk is what ran (its plan leaves an earlier sweep in the other matrix, where
+// single sweeps leave the one before the last, and on 8192^2 floats it moves under 0.4 of their
+// DRAM bytes, counted by the hardware, and as model::fused_stencil_pass predicts its DRAM bytes
+// and L2-to-L1 sectors); misuse is refused before any launch.
 #include <coalesce/model_stencils.hpp>
 #include <coalesce/pitched_matrix.hpp>
 #include <coalesce/stencil.hpp>
@@ -55,6 +55,18 @@ struct thirteen_point {
   __host__ __device__ T operator()(const N& n) const {
     return (T(1) / T(13)) * (n(-2, 0) + n(-1, -1) + n(-1, 0) + n(-1, 1) + n(0, -2) + n(0, -1) + n(0, 0) + n(0, 1) +
                              n(0, 2) + n(1, -1) + n(1, 0) + n(1, 1) + n(2, 0));
+  }
+};
+
+// Radius 3, the largest the fused walk takes (floats only: a thread's side elements come from one
+// neighbouring lane's 16-byte vector, 4 floats or 2 doubles).
+template <class T>
+struct radius_three_star {
+  static constexpr int radius = 3;
+  template <class N>
+  __host__ __device__ T operator()(const N& n) const {
+    return (T(1) / T(13)) * (n(-3, 0) + n(-2, 0) + n(-1, 0) + n(0, -3) + n(0, -2) + n(0, -1) + n(0, 0) + n(0, 1) +
+                             n(0, 2) + n(0, 3) + n(1, 0) + n(2, 0) + n(3, 0));
   }
 };
 
@@ -131,6 +143,7 @@ void check_every_shape(std::size_t rows, std::size_t cols, std::size_t steps, st
   check_every_policy<five_point<T>, T>(rows, cols, steps, fused);
   check_every_policy<nine_point<T>, T>(rows, cols, steps, fused);
   check_every_policy<thirteen_point<T>, T>(rows, cols, steps, fused);
+  if (fused == 0) check_every_policy<radius_three_star<T>, T>(rows, cols, steps);
 }
 
 // The steps each shape is checked for; on small problems (the quick scope, and compute-sanitizer's
@@ -153,8 +166,9 @@ struct on_shorts {
 TEST_CASE("the fused walk is what an iterated stencil of floats or doubles at radius 1 and 2 runs") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
   namespace d = coalesce::detail;
-  CHECK(d::iterated_sweeps_per_pass<1, float>(100, 0, false) == 4);
-  CHECK(d::iterated_sweeps_per_pass<2, float>(100, 0, false) == 2);
+  CHECK(d::iterated_sweeps_per_pass<1, float>(100, 0, false) == 5);
+  CHECK(d::iterated_sweeps_per_pass<2, float>(100, 0, false) == 3);
+  CHECK(d::iterated_sweeps_per_pass<3, float>(100, 0, false) == 2);
   CHECK(d::iterated_sweeps_per_pass<1, double>(100, 0, false) == 4);
   CHECK(d::iterated_sweeps_per_pass<2, double>(100, 0, false) == 2);
   CHECK(d::iterated_sweeps_per_pass<1, float>(100, 6, true) == 6);
@@ -187,8 +201,8 @@ TEST_CASE("an iterated stencil equals single sweeps on shapes smaller than a til
 TEST_CASE("an iterated stencil equals single sweeps where a block strides down more tiles than a grid holds",
           "[no-sanitizer]") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
-  // 4,000,000 rows of 3: 71,429 tiles of 56 rows down, more than a grid's 65,535 blocks, so
-  // blocks take a second tile (rows padded to 128 bytes: 512 MB a matrix).
+  // 4,000,000 rows of 3, one pass of 5 sweeps: 74,075 tiles of 54 rows down, more than a grid's
+  // 65,535 blocks, so blocks take a second tile (rows padded to 128 bytes: 512 MB a matrix).
   const std::size_t rows = 4000000;
   check_iterated<five_point<float>, float>(coalesce::clamp, "clamp", rows, 3, 5);
   check_iterated<five_point<float>, float>(coalesce::periodic, "periodic", rows, 3, 5);
@@ -216,10 +230,10 @@ TEST_CASE("many passes: 100 sweeps of the 9-point box equal 100 single sweeps") 
 
 TEST_CASE("the fused walk ran: the other matrix holds the sweep its plan left there, not the one before the last") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
-  // 7 steps of k = 4 are passes of 3, 2 and 2 sweeps: u -> v (3), v -> u (5), u -> v (7). Single
-  // sweeps leave sweep 6 in u; the fused walk leaves sweep 5.
+  // 7 steps at the chosen k (5) are passes of 3, 2 and 2 sweeps: u -> v (3), v -> u (5), u -> v
+  // (7). Single sweeps leave sweep 6 in u; the fused walk leaves sweep 5.
   const std::size_t rows = 300, cols = 500, steps = 7;
-  const auto plan = coalesce::detail::plan_fused_passes(steps, 4);
+  const auto plan = coalesce::detail::plan_fused_passes(steps, coalesce::detail::automatic_fused_sweeps<1, 4>());
   REQUIRE(plan.passes == 3);
   const std::size_t left_in_other = steps - plan.sweeps_of(plan.passes - 1);
   REQUIRE(left_in_other == 5);
@@ -235,7 +249,7 @@ TEST_CASE("the fused walk ran: the other matrix holds the sweep its plan left th
 
 TEST_CASE("24 fused sweeps on 8192^2 floats move under 0.4 of the DRAM bytes of 24 single sweeps") {
   if (auto reason = ct::gpu_unavailable_reason()) COALESCE_SKIP(*reason);
-  const std::size_t n = ct::small_problems() ? 512 : 8192, steps = 24;  // 6 passes of 4 sweeps
+  const std::size_t n = ct::small_problems() ? 512 : 8192, steps = 24;  // k = 5: 6 passes of 4 sweeps
   const auto values = ct::random_values<float>(n * n);
   pitched_matrix<float> u(values, n, n), v(n, n), a(values, n, n), b(n, n);
   const auto iterated = [&] { coalesce::stencil<1>(steps, coalesce::clamp, u, v, five_point<float>{}); };

@@ -11,17 +11,19 @@
 
 namespace coalesce::detail {
 
-// The fused walk's block: 32 x 8 threads. Thread (x, y) owns columns x, x + 32, ... of the region
-// (columns_per_thread of them) and rows y * L .. y * L + L - 1 (L = rows_per_thread), so a warp
-// reads and writes 32 consecutive elements of one shared row: no bank conflict, and 32 elements of
-// one global row per load.
+// The fused walk's block: 32 x 8 threads. Thread (x, y) owns rows y * L .. y * L + L - 1 of the
+// region (L = rows_per_thread) and, in its sweeps, the 16-byte vector of columns C x .. C x + C - 1
+// (C = columns_per_thread: 4 floats or 2 doubles), so a warp reads and writes one whole shared row
+// as 16-byte accesses, and takes the elements beside its vector from the neighbouring lanes. Its
+// load from memory takes columns x, x + 32, ...: 32 elements of one global row per load.
 inline constexpr unsigned fused_threads_x = 32;
 inline constexpr unsigned fused_threads_y = 8;
 
-// What a thread keeps in registers for one column of its L rows: the (L + 2R) x (2R + 1) elements
-// around them, so that a shared element is loaded once per thread and not once per neighbour.
-// L is 8 where that window takes at most 80 32-bit registers, 4 where only that fits, and 0 (no
-// fused walk: the element size or the radius takes single sweeps) otherwise.
+// The rows a thread owns, L, and so the region's height (8L): 8 where (L + 2R) x (2R + 1)
+// elements take at most 80 32-bit registers, 4 where only that fits, and 0 (no fused walk: the
+// element size or the radius takes single sweeps) otherwise. (The rule sized the window of an
+// earlier form of the walk, a column at a time; the sweeps now keep 2R + 1 rows of C + 2R
+// elements, fewer, and the rule stays for the region shapes it gives, which are the measured ones.)
 inline constexpr std::size_t fused_window_register_budget = 80;
 
 constexpr std::size_t fused_window_words(int radius, std::size_t element_size, int rows_per_thread) {
@@ -41,7 +43,8 @@ struct fused_geometry {
                                          : fused_window_words(R, Size, 8) <= fused_window_register_budget ? 8
                                          : fused_window_words(R, Size, 4) <= fused_window_register_budget ? 4
                                                                                                           : 0;
-  static constexpr bool supported = rows_per_thread > 0;
+  // A sweep takes the R elements beside a thread's vector from the neighbouring lanes' vectors.
+  static constexpr bool supported = rows_per_thread > 0 && R <= columns_per_thread;
   static constexpr int region_rows = int(fused_threads_y) * rows_per_thread;
   static constexpr int region_cols = int(fused_threads_x) * columns_per_thread;
   static constexpr std::size_t shared_bytes = 2 * std::size_t(region_rows) * std::size_t(region_cols) * Size;
@@ -99,11 +102,13 @@ COALESCE_HOST_DEVICE COALESCE_FORCEINLINE void for_rows_in(int first_row, int lo
 
 // The access model of one pass, per useful element-sweep (an element of the inner tile advanced
 // one sweep), in cycles of one multiprocessor: the DRAM bytes (the region read once, the tile
-// written once) at dram_bytes_per_clock, and the shared-memory bytes (the region stored once, then
-// for every sweep every element of its shrinking region: the thread's window loads, (L + 2R)(2R +
-// 1) / L, and one store) at shared_bytes_per_clock; the pass costs the larger of the two. The rates
-// are an H100's and H200's per multiprocessor: about 16 B a clock of DRAM (3.35-4.8 TB/s over 132
-// SMs at 1.6-1.98 GHz) and 128 B a clock of shared memory (32 banks of 4 B).
+// written once) at dram_bytes_per_clock, and the shared-memory words (the region stored once; for
+// every sweep every element of the region, which the walk computes whole: its window rows, each a
+// vector of C elements and 2R beside it by shuffle, a shuffled word counted as a shared one, for
+// C outputs, (L + 2R)(C + 2R) / (L C) a element, and one store; the tile read once to go out) at
+// shared_bytes_per_clock; the pass costs the larger of the two. The rates are an H100's and
+// H200's per multiprocessor: about 16 B a clock of DRAM (3.35-4.8 TB/s over 132 SMs at 1.6-1.98
+// GHz) and 128 B a clock of shared memory (32 banks of 4 B).
 inline constexpr double fused_dram_bytes_per_clock = 16.0;
 inline constexpr double fused_shared_bytes_per_clock = 128.0;
 
@@ -114,18 +119,17 @@ constexpr double fused_pass_cost(int k) {
   const double tile = double(g::tile_rows(k)) * double(g::tile_cols(k));
   const double useful = double(k) * tile;
   const double dram = (region + tile) * double(Size);
-  const double words_per_element = double((g::rows_per_thread + 2 * R) * (2 * R + 1)) / g::rows_per_thread + 1.0;
-  double computed = 0.0;
-  for (int s = 1; s <= k; ++s) computed += double(g::tile_rows(s)) * double(g::tile_cols(s));
-  const double shared = (region + computed * words_per_element) * double(Size);
+  const double window_words = double(g::rows_per_thread + 2 * R) * (1.0 + 2.0 * R / g::columns_per_thread);
+  const double words_per_element = window_words / g::rows_per_thread + 1.0;
+  const double shared = (region + double(k) * region * words_per_element + tile) * double(Size);
   const double dram_clocks = dram / fused_dram_bytes_per_clock, shared_clocks = shared / fused_shared_bytes_per_clock;
   return (dram_clocks > shared_clocks ? dram_clocks : shared_clocks) / useful;
 }
 
 // The sweeps a pass fuses when the caller does not say (coalesce::fuse): the k of least modelled
 // cost per useful element-sweep, 1 (single sweeps, the band walk) where fusing gains nothing or
-// the walk cannot take the elements or the radius. For floats: 4 at radius 1, 2 at radius 2, 1
-// beyond; for doubles 4 and 2 (tests/host/stencil_fusion.cpp holds these).
+// the walk cannot take the elements or the radius. For floats: 5 at radius 1, 3 at radius 2, 2 at
+// radius 3, 1 beyond; for doubles 4 and 2 (tests/host/stencil_fusion.cpp holds these).
 template <int R, std::size_t Size>
 constexpr int automatic_fused_sweeps() {
   using g = fused_geometry<R, Size>;
