@@ -52,7 +52,8 @@ void sweep_ks(const char* name) {
   namespace d = coalesce::detail;
   using g = d::fused_geometry<R, sizeof(T)>;
   coalesce::pitched_matrix<T> u(coalesce::testing::random_values<T>(n * n), n, n), v(n, n);
-  const double single_ms = median_ms([&] { coalesce::stencil<R>(steps, coalesce::clamp, u, v, Shape{}, coalesce::fuse{1}); });
+  const double single_ms =
+      median_ms([&] { coalesce::stencil<R>(steps, coalesce::clamp, u, v, Shape{}, coalesce::fuse{1}); });
   const int chosen = int(d::iterated_sweeps_per_pass<R, T>(steps, 0, false));
   std::printf("%s, %zu-byte elements: %zu single sweeps %.3f ms; coalesce picks k = %d\n", name, sizeof(T), steps,
               single_ms, chosen);
