@@ -225,7 +225,7 @@ void launch_stencil(const Policy& policy, const cuda::std::tuple<pitched_volume_
                       unsigned(std::min<std::size_t>(chunks, 65535)));
       const auto launch = [&](auto index) {
         using Index = decltype(index);
-        stencil_queue_kernel<R, V, KY, 0, Index, Policy, Out, F, Ts...><<<grid, block, 0, stream>>>(
+        stencil_queue_kernel<R, V, KY, Index, Policy, Out, F, Ts...><<<grid, block, 0, stream>>>(
             policy, in, out, f, Index(vectors_per_row), vector_stores, Index(shape::planes_per_block));
       };
       if (positions_fit_int(

@@ -146,12 +146,8 @@ COALESCE_DEVICE COALESCE_FORCEINLINE void walk_queues(const Policy& policy,
   }
 }
 
-// MinBlocks: the blocks an SM must hold at once (__launch_bounds__' second argument), which caps
-// the registers a thread. The launch passes 0, no bound: the same SASS as a bound without a second
-// argument, where an explicit 1 gave the 25-point star 168 registers against 128. Experiments
-// (bench/experiments/star_plane.cu) ask for more.
-template <int R, int V, int KY, int MinBlocks, class Index, class Policy, class Out, class F, class... Ts>
-__global__ void __launch_bounds__(stencil_block_threads, MinBlocks)
+template <int R, int V, int KY, class Index, class Policy, class Out, class F, class... Ts>
+__global__ void __launch_bounds__(stencil_block_threads)
     stencil_queue_kernel(Policy policy, cuda::std::tuple<pitched_volume_view<const Ts>...> in,
                          pitched_volume_view<Out> out, F f, Index vectors_per_row, bool vector_stores,
                          Index planes_per_block) {
