@@ -9,6 +9,7 @@
 #include <coalesce/testing/device.hpp>
 
 #include "median_time.hpp"
+#include "stencils.hpp"
 
 #include <cstdio>
 #include <string>
@@ -17,32 +18,9 @@ using experiments::median_ms;
 
 namespace {
 
-template <class T>
-struct five_point {
-  static constexpr int radius = 1;
-  template <class N>
-  __host__ __device__ T operator()(const N& n) const {
-    return T(0.2) * (n(0, 0) + n(-1, 0) + n(1, 0) + n(0, -1) + n(0, 1));
-  }
-};
-template <class T>
-struct nine_point {
-  static constexpr int radius = 1;
-  template <class N>
-  __host__ __device__ T operator()(const N& n) const {
-    return (T(1) / T(9)) *
-           (n(-1, -1) + n(-1, 0) + n(-1, 1) + n(0, -1) + n(0, 0) + n(0, 1) + n(1, -1) + n(1, 0) + n(1, 1));
-  }
-};
-template <class T>
-struct thirteen_point {
-  static constexpr int radius = 2;
-  template <class N>
-  __host__ __device__ T operator()(const N& n) const {
-    return (T(1) / T(13)) * (n(-2, 0) + n(-1, -1) + n(-1, 0) + n(-1, 1) + n(0, -2) + n(0, -1) + n(0, 0) + n(0, 1) +
-                             n(0, 2) + n(1, -1) + n(1, 0) + n(1, 1) + n(2, 0));
-  }
-};
+using coalesce_test::five_point_of;
+using coalesce_test::nine_point_of;
+using coalesce_test::thirteen_point_of;
 
 constexpr std::size_t steps = 24, n = 8192;
 
@@ -69,11 +47,11 @@ void sweep_ks(const char* name) {
 }  // namespace
 
 int main() {
-  sweep_ks<five_point<float>, float>("5-point");
-  sweep_ks<nine_point<float>, float>("9-point");
-  sweep_ks<thirteen_point<float>, float>("13-point");
-  sweep_ks<five_point<double>, double>("5-point");
-  sweep_ks<thirteen_point<double>, double>("13-point");
+  sweep_ks<five_point_of<float>, float>("5-point");
+  sweep_ks<nine_point_of<float>, float>("9-point");
+  sweep_ks<thirteen_point_of<float>, float>("13-point");
+  sweep_ks<five_point_of<double>, double>("5-point");
+  sweep_ks<thirteen_point_of<double>, double>("13-point");
   const cudaError_t e = cudaDeviceSynchronize();
   std::printf("status: %s\n", cudaGetErrorString(e));
   return e == cudaSuccess ? 0 : 1;

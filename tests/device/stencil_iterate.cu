@@ -13,6 +13,7 @@
 #include <coalesce/testing/testing.hpp>
 
 #include "coalesce_device_test.hpp"
+#include "stencils.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -30,33 +31,13 @@ namespace {
 using coalesce_test::halo_profiler;
 using coalesce_test::l2_sectors_read_by_l1;
 
-// The shapes, for floats and doubles: sums, then one multiply, as in tests/support/stencils.hpp.
+// The shapes, for floats and doubles (tests/support/stencils.hpp): sums, then one multiply.
 template <class T>
-struct five_point {
-  static constexpr int radius = 1;
-  template <class N>
-  __host__ __device__ T operator()(const N& n) const {
-    return T(0.2) * (n(0, 0) + n(-1, 0) + n(1, 0) + n(0, -1) + n(0, 1));
-  }
-};
+using five_point = coalesce_test::five_point_of<T>;
 template <class T>
-struct nine_point {
-  static constexpr int radius = 1;
-  template <class N>
-  __host__ __device__ T operator()(const N& n) const {
-    return (T(1) / T(9)) *
-           (n(-1, -1) + n(-1, 0) + n(-1, 1) + n(0, -1) + n(0, 0) + n(0, 1) + n(1, -1) + n(1, 0) + n(1, 1));
-  }
-};
+using nine_point = coalesce_test::nine_point_of<T>;
 template <class T>
-struct thirteen_point {
-  static constexpr int radius = 2;
-  template <class N>
-  __host__ __device__ T operator()(const N& n) const {
-    return (T(1) / T(13)) * (n(-2, 0) + n(-1, -1) + n(-1, 0) + n(-1, 1) + n(0, -2) + n(0, -1) + n(0, 0) + n(0, 1) +
-                             n(0, 2) + n(1, -1) + n(1, 0) + n(1, 1) + n(2, 0));
-  }
-};
+using thirteen_point = coalesce_test::thirteen_point_of<T>;
 
 // Radius 3, the largest the fused walk takes (floats only: a thread's side elements come from one
 // neighbouring lane's 16-byte vector, 4 floats or 2 doubles).

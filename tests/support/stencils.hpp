@@ -41,6 +41,35 @@ struct thirteen_point {
   }
 };
 
+// The same three shapes on elements of type T (floats or doubles), for the iterated stencils' tests
+// and experiments: on floats each computes what the float shape above does.
+template <class T>
+struct five_point_of {
+  static constexpr int radius = 1;
+  template <class N>
+  __host__ __device__ T operator()(const N& n) const {
+    return T(0.2) * (n(0, 0) + n(-1, 0) + n(1, 0) + n(0, -1) + n(0, 1));
+  }
+};
+template <class T>
+struct nine_point_of {
+  static constexpr int radius = 1;
+  template <class N>
+  __host__ __device__ T operator()(const N& n) const {
+    return (T(1) / T(9)) *
+           (n(-1, -1) + n(-1, 0) + n(-1, 1) + n(0, -1) + n(0, 0) + n(0, 1) + n(1, -1) + n(1, 0) + n(1, 1));
+  }
+};
+template <class T>
+struct thirteen_point_of {
+  static constexpr int radius = 2;
+  template <class N>
+  __host__ __device__ T operator()(const N& n) const {
+    return (T(1) / T(13)) * (n(-2, 0) + n(-1, -1) + n(-1, 0) + n(-1, 1) + n(0, -2) + n(0, -1) + n(0, 0) + n(0, 1) +
+                             n(0, 2) + n(1, -1) + n(1, 0) + n(1, 1) + n(2, 0));
+  }
+};
+
 // The 3D shapes: the 7-point stencil (radius 1) and the 25-point star of radius 4, the seismic
 // kernel's shape (each axis to distance 4).
 struct seven_point {
