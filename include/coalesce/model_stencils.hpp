@@ -87,9 +87,9 @@ COALESCE_HOST_DEVICE constexpr fused_pass_traffic fused_stencil_pass(std::size_t
 /// on a pitched_volume): each plane is tiled as fused_stencil_pass tiles a matrix, and blocks walk
 /// z in chunks of `chunk_planes`, each loading the planes of its chunk and sweeps x radius beyond
 /// it on either side that lie in the volume (reads beyond the edge clamped: the edge plane is
-/// already loaded). For the walk's 32 x 64 floats at radius 1 and 3 sweeps, in chunks of 64
-/// planes, on 512^3: 1.61 sectors from L2 a sector of output; the DRAM bytes of one read and one
-/// write, for 3 sweeps.
+/// already loaded). For the walk's 32 x 32 floats at radius 1 and 4 sweeps, in chunks of 64
+/// planes, on 512^3: 2.44 sectors from L2 a sector of output; the DRAM bytes of one read and one
+/// write, for 4 sweeps.
 COALESCE_HOST_DEVICE constexpr fused_pass_traffic fused_volume_stencil_pass(std::size_t depth, std::size_t rows,
                                                                             std::size_t cols, unsigned radius,
                                                                             unsigned elem_bytes, unsigned sweeps,

@@ -120,12 +120,14 @@ struct fuse {
 /// taking one coalesce::volume_neighbourhood. f returns what converts to the element type. Several
 /// sweeps are fused into one pass over memory (temporal blocking): on a matrix a block loads its
 /// tile and a halo of kR into shared memory, does k sweeps there, and writes the tile; on a volume
-/// a block walks z with its k sweeps a few planes apart, in rings of planes in shared memory. DRAM
-/// sees about one read and one write per k sweeps. Elements of other than 4 or 8 bytes, radii
-/// whose window does not fit in registers (on a volume: beyond 2), and a single step take single
-/// sweeps; so does a volume without coalesce::fuse, for now: its fused walk measured slower than
-/// single sweeps (docs/stencils.md, "Iterated stencils on volumes"). Runs on `stream`; without
-/// one, on u's container's stream, else v's, else stream 0.
+/// a block walks z with its k sweeps a few planes apart, each keeping its planes in a ring in
+/// shared memory and its thread's column of them in registers. DRAM sees about one read and one
+/// write per k sweeps. Elements of other than 4 or 8 bytes, radii whose window does not fit in
+/// registers (on a volume: beyond 2), and a single step take single sweeps; so does a volume
+/// without coalesce::fuse, for now: the fused walk of volumes in its present form has not run on a
+/// GPU, and the form before it measured slower than single sweeps (docs/stencils.md, "Iterated
+/// stencils on volumes"). Runs on `stream`; without one, on u's container's stream, else v's, else
+/// stream 0.
 ///
 /// Throws std::invalid_argument (before anything is launched, whatever `steps` is) if the shapes
 /// differ, u and v overlap, or, under interior, an extent is 2R or less; and for a coalesce::fuse

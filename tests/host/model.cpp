@@ -321,7 +321,8 @@ TEST_CASE("model::fused_volume_stencil_pass counts each block's planes of region
     unsigned radius, elem_bytes, sweeps, region_rows, region_cols, chunk;
   };
   for (const shape s : {shape{20, 70, 150, 1, 4, 3, 32, 64, 8}, shape{7, 33, 64, 2, 4, 2, 32, 64, 64},
-                        shape{1, 5, 300, 1, 8, 2, 16, 64, 16}, shape{65, 40, 40, 1, 4, 3, 32, 64, 64}}) {
+                        shape{1, 5, 300, 1, 8, 2, 16, 64, 16}, shape{65, 40, 40, 1, 4, 3, 32, 64, 64},
+                        shape{70, 45, 100, 1, 4, 4, 32, 32, 16}}) {
     INFO(s.depth << " x " << s.rows << " x " << s.cols << ", radius " << s.radius << ", " << s.sweeps
                  << " sweeps, regions of " << s.region_rows << " x " << s.region_cols << ", chunks of " << s.chunk);
     const long long halo = (long long)s.sweeps * s.radius;

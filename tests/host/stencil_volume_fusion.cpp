@@ -1,11 +1,11 @@
 // The host-side arithmetic of iterated stencils on volumes (detail/stencil_volume_fusion.hpp): the
-// fused volume walk's region, rings and shared memory for each radius and element size, the
-// sweeps a pass fuses, and the schedule of a block's walk along z. Then the walk itself, replayed
-// on the host with that schedule: sweeps advancing one plane a step, each lagging the one before
-// by R + 1 planes, in rings of 2R + 2 planes, the edge's planes filled or read from the edge plane,
-// the in-plane edge set as the matrix walk sets it. The replay equals single sweeps bit for bit
-// under every policy; the kernel that follows the same schedule is checked on a GPU by
-// tests/device/stencil_iterate_volume.cu.
+// fused volume walk's region, rings, queues and shared memory for each radius and element size, the
+// sweeps a pass fuses, and the schedule of a block's walk along z, its steady steps included. Then
+// the walk itself, replayed on the host with that schedule: sweeps advancing one plane a step, each
+// lagging the one before by R + 1 planes, in rings of 2R + 2 planes and queues of the 2R + 1 newest,
+// the edge's planes filled or read from the edge plane, the in-plane edge set as the matrix walk
+// sets it. The replay equals single sweeps bit for bit under every policy; the kernel that follows
+// the same schedule is checked on a GPU by tests/device/stencil_iterate_volume.cu.
 #include <coalesce/boundary.hpp>
 #include <coalesce/detail/stencil_volume_fusion.hpp>
 
@@ -19,56 +19,82 @@
 
 namespace d = coalesce::detail;
 
-TEST_CASE("the fused volume walk holds regions of 32 x 64 floats or 16 x 64 doubles, padded, in rings of 2R + 2") {
+TEST_CASE("the fused volume walk holds regions of 32 x 32 elements, padded, in rings of 2R + 2") {
   using floats = d::fused_volume_geometry<1, 4>;
-  STATIC_REQUIRE(floats::rows_per_thread == 4);
   STATIC_REQUIRE(floats::region_rows == 32);
-  STATIC_REQUIRE(floats::region_cols == 64);
+  STATIC_REQUIRE(floats::region_cols == 32);
   STATIC_REQUIRE(floats::ring_planes == 4);
-  STATIC_REQUIRE(floats::plane_bytes == 34 * 64 * 4);  // a row of padding above and below
-  STATIC_REQUIRE(floats::shared_bytes(3) == 3 * 4 * 34 * 64 * 4);  // 102 KiB: sweeps 0, 1 and 2 keep rings
+  STATIC_REQUIRE(floats::plane_bytes == 34 * 32 * 4);  // a row of padding above and below
+  // 68 KiB: sweeps 0 .. 3 keep rings, with a row of slack before and after them
+  STATIC_REQUIRE(floats::shared_bytes(4) == 4 * 4 * 34 * 32 * 4 + 2 * 32 * 4);
   STATIC_REQUIRE(floats::supported);
   using doubles = d::fused_volume_geometry<1, 8>;
-  STATIC_REQUIRE(doubles::rows_per_thread == 2);  // a star's window of 4 rows would take 44 words
-  STATIC_REQUIRE(doubles::region_rows == 16);
-  STATIC_REQUIRE(doubles::plane_bytes == 18 * 64 * 8);
+  STATIC_REQUIRE(doubles::plane_bytes == 34 * 32 * 8);
   using wide = d::fused_volume_geometry<2, 4>;
-  STATIC_REQUIRE(wide::rows_per_thread == 4);
   STATIC_REQUIRE(wide::ring_planes == 6);
-  STATIC_REQUIRE(wide::shared_bytes(2) == 2 * 6 * 36 * 64 * 4);  // 108 KiB
-  // What the walk does not take: other element sizes, radii beyond 2, and radius-2 doubles, whose
-  // one-row region leaves no tile after a halo.
+  STATIC_REQUIRE(wide::shared_bytes(2) == 2 * 6 * 36 * 32 * 4 + 2 * 32 * 4);  // 54 KiB
+  STATIC_REQUIRE(d::fused_volume_geometry<2, 8>::supported);
+  // What the walk does not take: other element sizes, radii beyond 2.
   STATIC_REQUIRE(!d::fused_volume_geometry<1, 2>::supported);
   STATIC_REQUIRE(!d::fused_volume_geometry<3, 4>::supported);
-  STATIC_REQUIRE(!d::fused_volume_geometry<2, 8>::supported);
-  STATIC_REQUIRE(d::fused_volume_geometry<2, 8>::most_sweeps() == 1);
+  STATIC_REQUIRE(d::fused_volume_geometry<3, 4>::most_sweeps() == 1);
 }
 
-TEST_CASE("a volume pass keeps a tile of 8 or more and rings within 227 KiB") {
+TEST_CASE("a volume pass fuses at most 4 sweeps, keeps a tile of 8 or more, and holds its queues in 32 registers "
+          "where they fit") {
   using floats = d::fused_volume_geometry<1, 4>;
   STATIC_REQUIRE(floats::tile_rows(3) == 26);
-  STATIC_REQUIRE(floats::tile_cols(3) == 58);
-  STATIC_REQUIRE(floats::most_sweeps() == 6);  // 7 rings would take 238 KiB
-  STATIC_REQUIRE(d::fused_volume_geometry<1, 8>::most_sweeps() == 4);  // a tile of 8 rows
-  STATIC_REQUIRE(d::fused_volume_geometry<2, 4>::most_sweeps() == 4);  // 5 rings would take 270 KiB
+  STATIC_REQUIRE(floats::tile_cols(3) == 26);
+  STATIC_REQUIRE(floats::most_sweeps() == 4);  // the tile would allow 12
+  STATIC_REQUIRE(d::fused_volume_geometry<2, 4>::most_sweeps() == 4);  // a tile of 16
+  STATIC_REQUIRE(d::fused_volume_geometry<2, 8>::most_sweeps() == 4);  // 216 KiB of rings
+  // Queues of (2R + 1) k words: two blocks a multiprocessor up to 16 of them.
+  STATIC_REQUIRE(floats::queue_words(4) == 12);
+  STATIC_REQUIRE(floats::blocks_per_sm(4) == 2);
+  STATIC_REQUIRE(d::fused_volume_geometry<2, 4>::blocks_per_sm(3) == 2);
+  STATIC_REQUIRE(d::fused_volume_geometry<2, 4>::blocks_per_sm(4) == 1);
+  STATIC_REQUIRE(d::fused_volume_geometry<1, 8>::blocks_per_sm(2) == 2);
+  STATIC_REQUIRE(d::fused_volume_geometry<1, 8>::blocks_per_sm(3) == 1);
 }
 
-TEST_CASE("the automatic choice fuses 3 sweeps of floats at radius 1 and 2 at radius 2, in half the shared memory") {
-  constexpr std::size_t h200 = 227 * 1024, sm86 = 99 * 1024, sm75 = 64 * 1024;
-  STATIC_REQUIRE(d::automatic_fused_volume_sweeps<1, 4>(h200) == 3);
-  STATIC_REQUIRE(d::automatic_fused_volume_sweeps<2, 4>(h200) == 2);
-  STATIC_REQUIRE(d::automatic_fused_volume_sweeps<1, 8>(h200) == 3);
-  // Where two blocks' rings must fit in less, fewer sweeps; none where not even two fit.
+TEST_CASE("the automatic choice fuses 4 sweeps of floats at radius 1 and 2 of doubles, and none at radius 2") {
+  constexpr std::size_t h200 = 227 * 1024, a100 = 163 * 1024, sm86 = 99 * 1024, sm75 = 64 * 1024;
+  STATIC_REQUIRE(d::automatic_fused_volume_sweeps<1, 4>(h200) == 4);
+  STATIC_REQUIRE(d::automatic_fused_volume_sweeps<1, 4>(a100) == 4);
+  STATIC_REQUIRE(d::automatic_fused_volume_sweeps<1, 8>(h200) == 2);
+  // Radius 2: a step's latency over the tile of 3 sweeps is modelled slower than a single sweep's
+  // DRAM time, so single sweeps.
+  STATIC_REQUIRE(d::automatic_fused_volume_sweeps<2, 4>(h200) == 1);
+  // Where two blocks' rings of 3 sweeps do not fit, k = 2 alone is modelled slower than single
+  // sweeps.
   STATIC_REQUIRE(d::automatic_fused_volume_sweeps<1, 4>(sm86) == 1);
-  STATIC_REQUIRE(d::automatic_fused_volume_sweeps<1, 4>(sm86 + 40 * 1024) == 2);
   STATIC_REQUIRE(d::automatic_fused_volume_sweeps<1, 4>(sm75) == 1);
   STATIC_REQUIRE(d::automatic_fused_volume_sweeps<1, 2>(h200) == 1);
-  // The chosen k is the least modelled cost among those whose rings fit twice, and it is
-  // modelled at well under a single sweep's 8 B of DRAM a float.
-  for (int k = 2; k <= 3; ++k) CHECK(d::fused_volume_pass_cost<1, 4>(k) >= d::fused_volume_pass_cost<1, 4>(3));
+  // The step's latency bounds every k at radius 1 (above its DRAM and shared-memory clocks), so the
+  // cost falls as the tile's useful work grows with k; one block a multiprocessor doubles it.
+  for (int k = 2; k <= 4; ++k) CHECK(d::fused_volume_pass_cost<1, 4>(k) >= d::fused_volume_pass_cost<1, 4>(4));
+  CHECK(d::fused_volume_pass_cost<1, 4>(4) == Approx(d::fused_volume_step_clocks / 2 / (4.0 * 24 * 24)));
   const double single_sweep = 8.0 / d::fused_dram_bytes_per_clock;
-  CHECK(single_sweep / d::fused_volume_pass_cost<1, 4>(3) > 1.8);
+  CHECK(single_sweep / d::fused_volume_pass_cost<1, 4>(4) > 1.25);
 }
+
+namespace {
+
+// Whether step j of a schedule is steady, as the kernel's unrolled steps assume: every sweep
+// computes, and reads planes of the sweep before that were computed as themselves.
+template <int R>
+bool steady(const d::volume_pass_schedule<R>& s, long long j) {
+  for (int sweep = 0; sweep <= s.k; ++sweep) {
+    const long long q = s.plane(sweep, j);
+    if (s.work(sweep, q) != d::plane_work::compute) return false;
+    if (sweep == 0) continue;
+    for (int dz = -R; dz <= R; ++dz)
+      if (s.source_plane(q, dz) != q + dz || s.work(sweep - 1, q + dz) != d::plane_work::compute) return false;
+  }
+  return true;
+}
+
+}  // namespace
 
 TEST_CASE("the schedule: each sweep lags the one before by R + 1 planes and reads only planes written earlier") {
   using schedule = d::volume_pass_schedule<1>;
@@ -77,7 +103,8 @@ TEST_CASE("the schedule: each sweep lags the one before by R + 1 planes and read
     for (const long long out_lo : {0LL, 5LL, 40LL})
       for (const int k : {1, 2, 3, 5}) {
         const long long depth = 48, out_hi = out_lo + 8 < depth ? out_lo + 8 : depth;
-        const schedule s{edge, depth, out_lo, out_hi, k};
+        schedule s{edge, depth, out_lo, out_hi, k};
+        s.origin = s.first_steady();
         // Every plane of every sweep's range is taken at exactly one step; the last sweep takes
         // the chunk's output planes.
         for (int sweep = 0; sweep <= k; ++sweep) {
@@ -101,7 +128,20 @@ TEST_CASE("the schedule: each sweep lags the one before by R + 1 planes and read
               CHECK(s.slot(p) != s.slot(s.plane(sweep - 1, j)));
             }
           }
+        // The steady steps are exactly those of the range, and at the origin and every ring's
+        // length after it every sweep's plane is in slot 0 (the kernel's slots at compile time).
+        INFO("edge " << int(edge) << ", out_lo " << out_lo << ", k " << k);
+        CHECK(s.first_steady() <= s.steady_end());
+        for (long long j = 0; j < s.steps(); ++j) CHECK(steady(s, j) == (j >= s.first_steady() && j < s.steady_end()));
+        for (long long j = s.origin; j < s.steps(); j += schedule::ring)
+          for (int sweep = 0; sweep <= k; ++sweep) CHECK(s.slot(s.plane(sweep, j)) == (-sweep * 2 % 4 + 4) % 4);
       }
+  // A chunk in the middle of a deep volume is steady but for the steps at its ends: while the
+  // sweeps start (k (2R + 1) steps) and after sweep 0 has run out (the last kR steps).
+  const schedule middle{d::volume_edge::clamp, 512, 64, 128, 4};
+  CHECK(middle.first_steady() == 4 * 3);
+  CHECK(middle.steady_end() == middle.steps() - 4 * 1);
+  CHECK(middle.steady_end() - middle.first_steady() == 64 - 4);
 }
 
 // --- the fused volume walk, replayed on the host -----------------------------------------------
@@ -165,6 +205,15 @@ struct window {
   float operator()(int dz, int dy, int dx) const { return centre[dz * plane_stride + dy * row_stride + dx]; }
 };
 
+// The fused walk's neighbourhood in a steady step: the position's own column from the queue (the
+// planes q - R .. q + R of the sweep before, column[dz + R]), the rest from the ring.
+template <int R>
+struct queued_window {
+  window ring;
+  float column[2 * R + 1];
+  float operator()(int dz, int dy, int dx) const { return dy == 0 && dx == 0 ? column[dz + R] : ring(dz, dy, dx); }
+};
+
 template <int R, class Policy, class F>
 void single_sweep(const Policy& policy, const volume& in, volume& out, const F& f) {
   constexpr int S = 2 * R + 1;
@@ -187,7 +236,10 @@ void single_sweep(const Policy& policy, const volume& in, volume& out, const F& 
 // One pass of k sweeps from `in` (time t0) into `out`, as stencil_fused_volume_kernel does it:
 // for each tile of h x w planes' regions and each chunk of `chunk` planes, the schedule's steps,
 // sweeps taken in reverse order within a step (so that a read of a slot written at the same step
-// would see the old plane, as a racing kernel might).
+// would see the old plane, as a racing kernel might). Each sweep but the last pushes its plane
+// (what its ring holds, the edge set) into a queue of the 2R + 1 newest at every step, as a poison
+// value where it takes none; in the steady steps a sweep reads its positions' own columns from the
+// queue of the sweep before, as the kernel does.
 template <int R, class Policy, class F>
 void fused_pass(const Policy& policy, const volume& in, volume& out, const volume* border, std::size_t t0, int k, int h,
                 int w, long long chunk, const F& f) {
@@ -205,11 +257,21 @@ void fused_pass(const Policy& policy, const volume& in, volume& out, const volum
     for (long long c0 = 0; c0 < cols; c0 += tile_cols)
       for (long long z0 = 0; z0 < depth; z0 += chunk) {
         const long long top = r0 - k * R, left = c0 - k * R;
-        const schedule s{edge, depth, z0, z0 + chunk < depth ? z0 + chunk : depth, k};
+        schedule s{edge, depth, z0, z0 + chunk < depth ? z0 + chunk : depth, k};
+        s.origin = s.first_steady();
         // rings[sweep][slot]: planes of h x w, sweeps 0 .. k - 1.
         std::vector<std::vector<float>> rings(std::size_t(k * schedule::ring), std::vector<float>(plane_size, -99.0f));
         const auto plane_of = [&](int sweep, long long q) -> std::vector<float>& {
           return rings[std::size_t(sweep * schedule::ring + s.slot(q))];
+        };
+        // queues[sweep][i]: planes of h x w, the newest at i = 2R.
+        constexpr int S = 2 * R + 1;
+        std::vector<std::vector<float>> queues(std::size_t(k * S), std::vector<float>(plane_size, -77.0f));
+        const auto push = [&](int sweep, long long q, d::plane_work work) {
+          for (int i = 0; i + 1 < S; ++i) queues[std::size_t(sweep * S + i)] = queues[std::size_t(sweep * S + i + 1)];
+          std::vector<float>& newest = queues[std::size_t(sweep * S + S - 1)];
+          if (work == d::plane_work::none) std::fill(newest.begin(), newest.end(), -1e30f);
+          else newest = plane_of(sweep, q);
         };
         const auto set_edge = [&](std::vector<float>& plane, int sweep, long long q) {
           for (int li = sweep * R; li < h - sweep * R; ++li)
@@ -226,10 +288,24 @@ void fused_pass(const Policy& policy, const volume& in, volume& out, const volum
             }
         };
         for (long long j = 0; j < s.steps(); ++j) {
+          const bool steady = j >= s.first_steady() && j < s.steady_end();
+          // f's neighbourhood of position `at` of sweep `sweep`'s plane, from `planes` (the ring's
+          // planes q - R .. q + R of the sweep before, copied) and in steady steps the queue.
+          const auto value_at = [&](int sweep, const std::vector<float>& planes, std::size_t at) {
+            const window ring{&planes[std::size_t(R) * plane_size + at], (long long)plane_size, w};
+            if (!steady) return f(ring);
+            queued_window<R> n{ring, {}};
+            for (int i = 0; i < S; ++i) n.column[i] = queues[std::size_t((sweep - 1) * S + i)][at];
+            return f(n);
+          };
           for (int sweep = k; sweep >= 0; --sweep) {
             const long long q = s.plane(sweep, j);
             const d::plane_work work = s.work(sweep, q);
-            if (work == d::plane_work::none) continue;
+            if (steady) REQUIRE(work == d::plane_work::compute);
+            if (work == d::plane_work::none) {
+              if (sweep < k) push(sweep, q, work);
+              continue;
+            }
             if (sweep == k) {  // the tile, stored where single sweeps store
               if (work != d::plane_work::compute) continue;
               std::vector<float> planes(std::size_t(2 * R + 1) * plane_size);
@@ -241,8 +317,7 @@ void fused_pass(const Policy& policy, const volume& in, volume& out, const volum
                 for (int lj = k * R; lj < w - k * R; ++lj) {
                   const long long y = top + li, x = left + lj;
                   if (y >= rows || x >= cols || (is_interior<Policy> && in_plane_edge(y, x))) continue;
-                  out.at(q, y, x) = f(window{&planes[std::size_t(R) * plane_size + std::size_t(li * w + lj)],
-                                             (long long)plane_size, w});
+                  out.at(q, y, x) = value_at(sweep, planes, std::size_t(li * w + lj));
                 }
               continue;
             }
@@ -260,6 +335,7 @@ void fused_pass(const Policy& policy, const volume& in, volume& out, const volum
                   }
                 }
               if (is_interior<Policy> && work == d::plane_work::compute) set_edge(to, 0, q);
+              push(0, q, work);
               continue;
             }
             if (work == d::plane_work::fill) {
@@ -273,6 +349,7 @@ void fused_pass(const Policy& policy, const volume& in, volume& out, const volum
                   else if constexpr (coalesce::is_constant_policy_v<Policy>) e = policy.value;
                   else FAIL("only constant and interior fill planes");
                 }
+              push(sweep, q, work);
               continue;
             }
             std::vector<float> planes(std::size_t(2 * R + 1) * plane_size);
@@ -282,9 +359,9 @@ void fused_pass(const Policy& policy, const volume& in, volume& out, const volum
             }
             for (int li = sweep * R; li < h - sweep * R; ++li)
               for (int lj = sweep * R; lj < w - sweep * R; ++lj)
-                to[std::size_t(li * w + lj)] = f(
-                    window{&planes[std::size_t(R) * plane_size + std::size_t(li * w + lj)], (long long)plane_size, w});
+                to[std::size_t(li * w + lj)] = value_at(sweep, planes, std::size_t(li * w + lj));
             if (!std::is_same_v<Policy, coalesce::periodic_t>) set_edge(to, sweep, q);
+            push(sweep, q, work);
           }
         }
       }

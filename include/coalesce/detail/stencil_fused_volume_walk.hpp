@@ -1,13 +1,15 @@
 // coalesce::detail: the fused walk of an iterated stencil on a volume (temporal blocking along z,
-// the 2.5D scheme of AN5D): a block holds a region of each plane (its tile and a halo of kR), and
-// walks z through a chunk of planes, its k sweeps advancing together, each a few planes behind the
-// one before, in rings of planes in shared memory (volume_pass_schedule). Users never include this
-// header; <coalesce/stencil.hpp> does. Needs a CUDA compiler.
+// the 2.5D scheme of AN5D): a block of 32 x 32 threads holds a 32 x 32 region of each plane (its
+// tile and a halo of kR), a thread one column (y, x) of it, and walks z through a chunk of planes,
+// its k sweeps advancing together, each R + 1 planes behind the one before
+// (volume_pass_schedule). Each sweep but the last keeps its newest 2R + 1 planes of the thread's
+// column in registers (the queue: a star's reads along z) and its newest 2R + 2 planes of the
+// region in a ring in shared memory (the reads in the plane and off the column). Users never
+// include this header; <coalesce/stencil.hpp> does. Needs a CUDA compiler.
 #pragma once
 
 #include <coalesce/boundary.hpp>
 #include <coalesce/config.hpp>
-#include <coalesce/detail/stencil_fusion.hpp>
 #include <coalesce/detail/stencil_rows.hpp>
 #include <coalesce/detail/stencil_volume_fusion.hpp>
 #include <coalesce/detail/vector_access.hpp>
@@ -16,6 +18,7 @@
 
 #include <cstddef>
 #include <type_traits>
+#include <utility>
 
 namespace coalesce::detail {
 
@@ -25,7 +28,7 @@ template <class T>
 struct fused_volume_pass {
   pitched_volume_view<const T> border[2];
   unsigned long long t0 = 0;
-  int sweeps = 1;                                         // k: 1 .. fused_volume_geometry::most_sweeps()
+  int sweeps = 1;                                         // k: the kernel's K, 2 .. fused_volume_most_sweeps
   int planes_per_block = fused_volume_planes_per_block;  // a chunk along z
 };
 
@@ -43,243 +46,228 @@ COALESCE_DEVICE COALESCE_FORCEINLINE T volume_border_at(const fused_volume_pass<
   return load_chunk<true>(row + cx);
 }
 
-// The positions of a block's region a sweep holds: the region less sR on each side.
-template <int R, int L, int C, int H, int W, class Visit>
-COALESCE_DEVICE COALESCE_FORCEINLINE void for_own_positions(int s, const Visit& visit) {
-  const int first_row = int(threadIdx.y) * L, lo = s * R, rows_end = H - s * R, cols_end = W - s * R;
-#pragma unroll 1
-  for (int m = 0; m < C; ++m)
-#pragma unroll 1
-    for (int l = 0; l < L; ++l) {
-      const int li = first_row + l, lj = int(threadIdx.x) + int(fused_threads_x) * m;
-      if (li >= lo && li < rows_end && lj >= lo && lj < cols_end) visit(li, lj);
-    }
+// Steps an input plane is loaded before sweep 0 takes it: a DRAM latency is about two steps.
+inline constexpr int fused_volume_loads_ahead = 2;
+
+template <int... I, class Visit>
+COALESCE_DEVICE COALESCE_FORCEINLINE void for_phases(std::integer_sequence<int, I...>, const Visit& visit) {
+  (visit(std::integral_constant<int, I>{}), ...);
 }
 
-// After sweep s of plane q is computed (s = 0: loaded), the in-plane elements the edge decides,
-// set as single sweeps hold them: the matrix walk's rules (set_edge_elements), on one plane.
-template <int R, int L, int C, int H, int W, class T, class Index, class Policy>
-COALESCE_DEVICE COALESCE_FORCEINLINE void set_plane_edge(const Policy& policy, const fused_volume_pass<T>& pass,
-                                                         T* plane, int s, Index q, Index top, Index left, Index depth,
-                                                         Index rows, Index cols) {
-  for_own_positions<R, L, C, H, W>(s, [&](int li, int lj) {
-    const Index gi = top + li, gj = left + lj;
-    if constexpr (is_interior_v<Policy>) {
-      if (!interior_contains(Index(R), gi, rows) || !interior_contains(Index(R), gj, cols))
-        plane[li * W + lj] = volume_border_at(pass, pass.t0 + (unsigned long long)s, q, gi, gj, depth, rows, cols);
-    } else if (gi < 0 || gi >= rows || gj < 0 || gj >= cols) {
-      if constexpr (is_constant_policy_v<Policy>) {
-        plane[li * W + lj] = static_cast<T>(policy.value);
-      } else {  // clamp: the nearest edge element, in the same region (as for matrices)
-        const Index ci = boundary_index(clamp, gi, rows), cj = boundary_index(clamp, gj, cols);
-        plane[li * W + lj] = plane[int(ci - top) * W + int(cj - left)];
-      }
-    }
-  });
-}
-
-// A plane of sweep s >= 1 that the edge decides whole: constant(v) beyond the edge, interior's
-// border planes (from memory, time t0 + s).
-template <int R, int L, int C, int H, int W, class T, class Index, class Policy>
-COALESCE_DEVICE COALESCE_FORCEINLINE void fill_plane(const Policy& policy, const fused_volume_pass<T>& pass, T* plane,
-                                                     int s, Index q, Index top, Index left, Index depth, Index rows,
-                                                     Index cols) {
-  for_own_positions<R, L, C, H, W>(s, [&](int li, int lj) {
-    if constexpr (is_interior_v<Policy>)
-      plane[li * W + lj] = volume_border_at(pass, pass.t0 + (unsigned long long)s, q, Index(top + li), Index(left + lj),
-                                            depth, rows, cols);
-    else if constexpr (is_constant_policy_v<Policy>) plane[li * W + lj] = static_cast<T>(policy.value);
-  });
-}
-
-// The element of `row` at column c (both after the policy: row null, or c -1, under constant(v)
-// for a position beyond the edge).
-template <class T, class Index, class Policy>
-COALESCE_DEVICE COALESCE_FORCEINLINE T load_at(const T* row, Index c, const Policy& policy) {
-  if constexpr (is_constant_policy_v<Policy>)
-    if (row == nullptr || c < 0) return static_cast<T>(policy.value);
-  return load_chunk<true>(row + c);
-}
-
-// One pass. Block (bx, by, bz) takes tile bx across, tiles by, by + gridDim.y, ... down, and
-// chunks bz, bz + gridDim.z, ... of pass.planes_per_block planes along z. For each it walks the
-// schedule's steps; at a step:
-//   sweep 0 loads its plane's region into registers (as a single sweep reads it at time t0; a
-//     border plane under interior from the border),
-//   sweeps 1 .. k compute theirs from the planes before in the ring of the sweep before (the last
-//     sweep storing the tile where single sweeps store), or fill it where the edge decides it,
-//   sweep 0's registers go to its ring (the loads' latency hidden behind the other sweeps' work),
-//   the blocks whose region reaches the in-plane edge set it on the planes just computed (clamp
-//     after a barrier: it copies elements other threads computed),
-// then one barrier. What the edge means is what it means for matrices (stencil_fused_kernel),
-// and along z the schedule's: periodic computes the images, clamp reads the edge plane, constant
-// and interior fill the planes they decide.
-// What does not change from step to step is computed once a tile: the rows and columns a thread
-// loads (after the policy) and whether its outputs are stored. A thread's window is at fixed
-// offsets from one address a plane (the planes' padding rows), so its loads from shared memory
-// take no address arithmetic of their own (measured before these two: about 70 instructions a
-// thread for each element-sweep, 7.5 of them the 7-point stencil's arithmetic).
-template <int R, class T, class Index, class Policy, class F>
-__global__ void __launch_bounds__(fused_threads_x* fused_threads_y, 2)
+// One pass of K sweeps. Block (bx, by, bz) takes tile bx across, tiles by, by + gridDim.y, ... down,
+// and chunks bz, bz + gridDim.z, ... of pass.planes_per_block planes along z. At each step of the
+// schedule, sweeps K .. 1 take their planes (so that sweep s reads the queue of sweep s - 1 before
+// sweep s - 1 pushes its new plane), then sweep 0 takes the plane loaded two steps before:
+//   a sweep that computes reads the planes q - R .. q + R of the sweep before, its own column from
+//     the queue in steady steps (from the ring in the others, where the edge may make them other
+//     planes) and the rest from the ring; sweep K stores the tile where single sweeps store, the
+//     others push their value into their queue and ring;
+//   a plane the edge decides whole (constant(v) beyond it, interior's border planes) is filled;
+//   in blocks whose region reaches the in-plane edge, the threads beyond it (under interior:
+//     outside the interior) set their element of every new plane as single sweeps hold it
+//     (constant(v), the border from memory, or under clamp the nearest edge element, after a
+//     barrier since another thread computed it);
+// then one barrier. Along z the edge is the schedule's: periodic computes the images, clamp reads
+// the edge plane, constant and interior fill the planes they decide.
+// The steady steps, where every sweep computes and reads only planes computed as themselves
+// (volume_pass_schedule::first_steady), are unrolled by the ring's length, so that every ring slot
+// is known at compile time; the steps before and after take the schedule's general form.
+template <int R, int K, class T, class Index, class Policy, class F>
+__global__ void __launch_bounds__(fused_volume_threads_x* fused_volume_threads_y,
+                                  fused_volume_geometry<R, sizeof(T)>::blocks_per_sm(K))
     stencil_fused_volume_kernel(Policy policy, pitched_volume_view<const T> in, pitched_volume_view<T> out,
                                 fused_volume_pass<T> pass, F f) {
   if constexpr (stencil_callable_with<volume_neighbourhood, F, R, T, T>()) {
     using g = fused_volume_geometry<R, sizeof(T)>;
-    constexpr int L = g::rows_per_thread, C = g::columns_per_thread, H = g::region_rows, W = g::region_cols;
-    constexpr int S = 2 * R + 1, M = g::ring_planes, P = g::plane_elements;
+    constexpr int H = g::region_rows, W = g::region_cols, S = 2 * R + 1, M = g::ring_planes, P = g::plane_elements;
+    constexpr int ahead = fused_volume_loads_ahead;
+    constexpr volume_edge edge = volume_edge_of<Policy>();
     extern __shared__ __align__(16) unsigned char fused_rings[];
-    // Plane `slot` of sweep s's ring, at its region's row 0 (R padding rows before it).
-    T* const rings = reinterpret_cast<T*>(fused_rings) + R * W;
-    const auto ring_plane = [&](int s, int slot) { return rings + (s * M + slot) * P; };
+    const int x = int(threadIdx.x), y = int(threadIdx.y);
+    // The thread's element of slot 0 of sweep 0's ring (after the slack and the plane's R rows of
+    // padding); slot `slot` of sweep s's at (s M + slot) P from it.
+    T* const mine = reinterpret_cast<T*>(fused_rings) + g::slack_elements + (R + y) * W + x;
 
-    const int k = pass.sweeps;
     const Index depth = Index(in.depth()), rows = Index(in.height()), cols = Index(in.width());
-    const Index tile_rows = Index(H - 2 * k * R), tile_cols = Index(W - 2 * k * R);
+    const std::size_t in_pitch = in.pitch_bytes() / sizeof(T), in_slice = in.slice_pitch_bytes() / sizeof(T);
+    const std::size_t out_pitch = out.pitch_bytes() / sizeof(T), out_slice = out.slice_pitch_bytes() / sizeof(T);
+    const Index tile_rows = Index(g::tile_rows(K)), tile_cols = Index(g::tile_cols(K));
     const Index tiles_down = (rows + tile_rows - 1) / tile_rows;
     const Index chunk_planes = Index(pass.planes_per_block);
     const Index chunks = (depth + chunk_planes - 1) / chunk_planes;
-    const Index left = Index(blockIdx.x) * tile_cols - Index(k * R);
-    const int x = int(threadIdx.x), first_row = int(threadIdx.y) * L;
-    const int own = first_row * W + x;  // the thread's first element in a plane; column m at + 32m
-    constexpr volume_edge edge = volume_edge_of<Policy>();
-
-    // The columns the thread loads (after the policy) and stores (inside the volume; under
-    // interior, inside its interior).
-    // (A bit a column: the loop over columns is not unrolled, and an array indexed in it would be
-    // local memory.)
-    Index load_col[C];
-    unsigned col_stored = 0;
-#pragma unroll
-    for (int m = 0; m < C; ++m) {
-      const Index j = left + x + int(fused_threads_x) * m;
-      load_col[m] = boundary_index(policy, j, cols);
-      if (is_interior_v<Policy> ? interior_contains(Index(R), j, cols) : j >= 0 && j < cols) col_stored |= 1u << m;
-    }
+    const Index left = Index(blockIdx.x) * tile_cols - Index(K * R), gj = left + Index(x);
+    const auto inside = [&](Index i, Index n) {
+      return is_interior_v<Policy> ? interior_contains(Index(R), i, n) : i >= 0 && i < n;
+    };
+    const Index load_x = boundary_index(policy, gj, cols);
+    const bool col_inside = inside(gj, cols);
+    const bool col_stored = col_inside && x >= K * R && x < W - K * R;
 
     for (Index tile = Index(blockIdx.y); tile < tiles_down; tile += Index(gridDim.y)) {
-      const Index top = tile * tile_rows - Index(k * R);
+      const Index top = tile * tile_rows - Index(K * R), gi = top + Index(y);
       const Index in_edge = is_interior_v<Policy> ? Index(R) : Index(0);
       const bool at_edge = edge != volume_edge::periodic &&
                            (top < in_edge || left < in_edge || top + H > rows - in_edge || left + W > cols - in_edge);
-      Index load_row[L];
-      bool row_stored[L];
-#pragma unroll
-      for (int l = 0; l < L; ++l) {
-        const Index i = top + first_row + l;
-        load_row[l] = boundary_index(policy, i, rows);
-        row_stored[l] = is_interior_v<Policy> ? interior_contains(Index(R), i, rows) : i >= 0 && i < rows;
-      }
+      const Index load_y = boundary_index(policy, gi, rows);
+      const bool row_inside = inside(gi, rows);
+      // Whether the edge decides the thread's element at sweeps 1 .. K - 1, and under clamp where
+      // the element it copies is, from its own.
+      const bool decided = at_edge && !(row_inside && col_inside);
+      const int clamp_from =
+          int(boundary_index(clamp, gi, rows) - top - Index(y)) * W + int(boundary_index(clamp, gj, cols) - gj);
+      // The thread's column in memory, plane 0 (the input after the policy; the output where it is
+      // stored).
+      const T* const in_column = is_constant_policy_v<Policy> && (load_y < 0 || load_x < 0)
+                                     ? nullptr
+                                     : in.row(0, std::size_t(load_y)) + load_x;
+      T* const out_column =
+          col_stored && row_inside && y >= K * R && y < H - K * R ? out.row(0, std::size_t(gi)) + gj : nullptr;
+
       for (Index chunk = Index(blockIdx.z); chunk < chunks; chunk += Index(gridDim.z)) {
         const Index out_lo = chunk * chunk_planes;
         const Index out_hi = out_lo + chunk_planes < depth ? out_lo + chunk_planes : depth;
-        const volume_pass_schedule<R, Index> schedule{edge, depth, out_lo, out_hi, k};
-        const Index steps = schedule.steps();
-        for (Index step = 0; step < steps; ++step) {
-          // Sweep 0: the plane's region into registers.
-          const Index q0 = schedule.plane(0, step);
-          const plane_work work0 = schedule.work(0, q0);
-          T incoming[L][C];
-          if (work0 == plane_work::compute) {
-            const Index z = boundary_index(policy, q0, depth);
+        volume_pass_schedule<R, Index> schedule{edge, depth, out_lo, out_hi, K};
+        schedule.origin = schedule.first_steady();
+        const Index steps = schedule.steps(), steady_end = schedule.steady_end();
+        // The planes sweep 0 loads as they are (no edge between them and memory), and the steps
+        // before the one that takes direct_hi.
+        const Index direct_lo = schedule.compute_lo(0) > 0 ? schedule.compute_lo(0) : Index(0);
+        const Index direct_hi = schedule.compute_hi(0) < depth ? schedule.compute_hi(0) : depth;
+        const Index direct_end = direct_hi - schedule.anchor();
+
+        // Sweep 0's plane at step j, as a single sweep reads it at time t0.
+        const auto load = [&](Index j) -> T {
+          const Index q = schedule.plane(0, j);
+          if (q >= direct_lo && q < direct_hi && in_column != nullptr)
+            return load_chunk<true>(in_column + std::size_t(q) * in_slice);
+          const plane_work work = schedule.work(0, q);
+          if (work == plane_work::fill)  // interior's border planes
+            return volume_border_at(pass, pass.t0, q, gi, gj, depth, rows, cols);
+          if (work == plane_work::none) return T();
+          const Index z = boundary_index(policy, q, depth);
+          if constexpr (is_constant_policy_v<Policy>)
+            if (z < 0 || in_column == nullptr) return static_cast<T>(policy.value);
+          return load_chunk<true>(in_column + std::size_t(z) * in_slice);
+        };
+        // What the edge sets an element of sweep s to (not under clamp): constant(v), or the
+        // border of time t0 + s.
+        const auto decided_value = [&](int s, Index q) -> T {
+          if constexpr (is_constant_policy_v<Policy>) return static_cast<T>(policy.value);
+          else return volume_border_at(pass, pass.t0 + (unsigned long long)s, q, gi, gj, depth, rows, cols);
+        };
+
+        T loaded[ahead];
 #pragma unroll
-            for (int l = 0; l < L; ++l) {
-              const T* row = nullptr;
-              if constexpr (is_constant_policy_v<Policy>) {
-                if (z >= 0 && load_row[l] >= 0) row = in.row(std::size_t(z), std::size_t(load_row[l]));
-              } else {
-                row = in.row(std::size_t(z), std::size_t(load_row[l]));
+        for (int a = 0; a < ahead; ++a) loaded[a] = load(Index(a));
+        T queue[K][S];  // sweep s's newest planes of the column, the newest last
+#pragma unroll
+        for (int s = 0; s < K; ++s)
+#pragma unroll
+          for (int i = 0; i < S; ++i) queue[s][i] = T();
+
+        // Step j. Steady: every slot at compile time, `phase` = (j - origin) mod M, and the planes
+        // loaded and stored at the offsets load_at and store_at from the thread's columns (kept by
+        // the caller, one slice more a step).
+        const auto step = [&](Index j, auto steady, auto phase, std::size_t load_at, std::size_t store_at) {
+          constexpr bool Steady = decltype(steady)::value;
+          constexpr int Phase = decltype(phase)::value;
+          // The slot of plane q + dz in a ring, q being sweep s's plane at this step.
+          const auto slot_of = [&](int s, Index q, int dz) {
+            if constexpr (Steady) return ((Phase - s * (R + 1) + dz) % M + M) % M;
+            else return schedule.slot(dz == 0 ? q : schedule.source_plane(q, dz));
+          };
+          const T incoming = loaded[0];
+#pragma unroll
+          for (int a = 0; a + 1 < ahead; ++a) loaded[a] = loaded[a + 1];
+          if constexpr (Steady) {  // the steps loop only where plane(0, j + ahead) is direct
+            if constexpr (is_constant_policy_v<Policy>)
+              loaded[ahead - 1] =
+                  in_column != nullptr ? load_chunk<true>(in_column + load_at) : static_cast<T>(policy.value);
+            else loaded[ahead - 1] = load_chunk<true>(in_column + load_at);
+          } else {
+            loaded[ahead - 1] = load(j + Index(ahead));
+          }
+
+#pragma unroll
+          for (int s = K; s >= 1; --s) {
+            const Index q = schedule.plane(s, j);
+            const plane_work work = Steady ? plane_work::compute : schedule.work(s, q);
+            T value = T();
+            if (work == plane_work::compute) {
+              T window[S][S][S];  // only what f reads is loaded
+#pragma unroll
+              for (int dz = -R; dz <= R; ++dz) {
+                const T* const from = mine + ((s - 1) * M + slot_of(s, q, dz)) * P;
+#pragma unroll
+                for (int dy = -R; dy <= R; ++dy)
+#pragma unroll
+                  for (int dx = -R; dx <= R; ++dx)
+                    window[dz + R][dy + R][dx + R] =
+                        Steady && dy == 0 && dx == 0 ? queue[s - 1][R + dz] : from[dy * W + dx];
               }
-#pragma unroll
-              for (int m = 0; m < C; ++m) incoming[l][m] = load_at(row, load_col[m], policy);
+              value = static_cast<T>(f(volume_neighbourhood<T, R>(&window[R][R][R], S * S, S)));
+            } else if (work == plane_work::fill && s < K) {
+              value = decided_value(s, q);
             }
-          } else if (work0 == plane_work::fill) {  // interior's border planes
+            if (s == K) {  // the tile, stored where single sweeps store
+              if (work == plane_work::compute && out_column != nullptr)
+                out_column[Steady ? store_at : std::size_t(q) * out_slice] = value;
+            } else {
 #pragma unroll
-            for (int l = 0; l < L; ++l)
+              for (int i = 0; i + 1 < S; ++i) queue[s][i] = queue[s][i + 1];
+              queue[s][S - 1] = value;
+              if (work != plane_work::none) mine[(s * M + slot_of(s, q, 0)) * P] = value;
+            }
+          }
+          {  // sweep 0
+            const Index q = schedule.plane(0, j);
 #pragma unroll
-              for (int m = 0; m < C; ++m)
-                incoming[l][m] = volume_border_at(pass, pass.t0, q0, Index(top + first_row + l),
-                                                  Index(left + x + int(fused_threads_x) * m), depth, rows, cols);
+            for (int i = 0; i + 1 < S; ++i) queue[0][i] = queue[0][i + 1];
+            queue[0][S - 1] = incoming;
+            if (Steady || schedule.work(0, q) != plane_work::none) mine[slot_of(0, q, 0) * P] = incoming;
           }
 
-          // Sweeps 1 .. k.
-#pragma unroll 1
-          for (int s = 1; s <= k; ++s) {
-            const Index q = schedule.plane(s, step);
-            const plane_work work = schedule.work(s, q);
-            if (work == plane_work::none) continue;
-            const bool last = s == k;
-            if (work == plane_work::fill) {  // the output's border planes are never written
-              if (!last)
-                fill_plane<R, L, C, H, W>(policy, pass, ring_plane(s, schedule.slot(q)), s, q, top, left, depth, rows,
-                                          cols);
-              continue;
-            }
-            const T* from[S];
+          // The in-plane edge of the planes sweeps 1 .. K - 1 computed, and under interior of the
+          // plane sweep 0 loaded: `in` need not be the matrix whose border is time t0's (a pass of
+          // an even number of sweeps swaps the matrices and keeps the time's parity).
+          if constexpr (edge != volume_edge::periodic) {
+            if (at_edge) {
+              if constexpr (edge == volume_edge::clamp) __syncthreads();
+              if (decided) {
 #pragma unroll
-            for (int dz = 0; dz < S; ++dz)
-              from[dz] = ring_plane(s - 1, schedule.slot(schedule.source_plane(q, dz - R))) + own;
-            T* const to = ring_plane(s, schedule.slot(q)) + own;
-            T* out_row[L];
-            if (last) {
-#pragma unroll
-              for (int l = 0; l < L; ++l)
-                out_row[l] =
-                    row_stored[l] ? out.row(std::size_t(q), std::size_t(top + first_row + l)) + left + x : nullptr;
-            }
-            const int lo = s * R, rows_end = H - s * R, cols_end = W - s * R;
-#pragma unroll
-            for (int m = 0; m < C; ++m) {
-              const int lj = x + int(fused_threads_x) * m;
-              if (lj < lo || lj >= cols_end) continue;
-              const int column = int(fused_threads_x) * m;
-              // The window: planes q - R .. q + R, rows first_row - R .. first_row + L - 1 + R,
-              // columns lj - R .. lj + R. Only what f reads is loaded.
-              T window[S][L + 2 * R][S];
-#pragma unroll
-              for (int p = 0; p < S; ++p)
-#pragma unroll
-                for (int i = 0; i < L + 2 * R; ++i)
-#pragma unroll
-                  for (int d = 0; d < S; ++d) window[p][i][d] = from[p][column + (i - R) * W + d - R];
-              if (last) {  // the tile: stored where single sweeps store
-                for_rows_in<L>(first_row, lo, rows_end, [&](int l, int) {
-                  const volume_neighbourhood<T, R> n(&window[R][l + R][R], (L + 2 * R) * S, S);
-                  if (out_row[l] != nullptr && (col_stored >> m & 1u)) out_row[l][column] = static_cast<T>(f(n));
-                });
-                continue;
+                for (int s = edge == volume_edge::interior ? 0 : 1; s < K; ++s) {
+                  const Index q = schedule.plane(s, j);
+                  if (!Steady && schedule.work(s, q) != plane_work::compute) continue;
+                  T* const element = mine + (s * M + slot_of(s, q, 0)) * P;
+                  T value;
+                  if constexpr (edge == volume_edge::clamp) value = element[clamp_from];
+                  else value = decided_value(s, q);
+                  *element = value;
+                  queue[s][S - 1] = value;
+                }
               }
-              for_rows_in<L>(first_row, lo, rows_end, [&](int l, int) {
-                const volume_neighbourhood<T, R> n(&window[R][l + R][R], (L + 2 * R) * S, S);
-                to[column + l * W] = static_cast<T>(f(n));  // beyond the edge, replaced below
-              });
-            }
-          }
-
-          // Sweep 0's registers to its ring.
-          if (work0 != plane_work::none) {
-            T* const plane = ring_plane(0, schedule.slot(q0));
-#pragma unroll
-            for (int l = 0; l < L; ++l)
-#pragma unroll
-              for (int m = 0; m < C; ++m) plane[own + l * W + int(fused_threads_x) * m] = incoming[l][m];
-            if constexpr (is_interior_v<Policy>)
-              if (at_edge && work0 == plane_work::compute)
-                set_plane_edge<R, L, C, H, W>(policy, pass, plane, 0, q0, top, left, depth, rows, cols);
-          }
-
-          // The in-plane edge of the planes sweeps 1 .. k - 1 computed.
-          if (at_edge && k > 1) {
-            if constexpr (std::is_same_v<Policy, clamp_t>) __syncthreads();
-#pragma unroll 1
-            for (int s = 1; s < k; ++s) {
-              const Index q = schedule.plane(s, step);
-              if (schedule.work(s, q) != plane_work::compute) continue;
-              set_plane_edge<R, L, C, H, W>(policy, pass, ring_plane(s, schedule.slot(q)), s, q, top, left, depth, rows,
-                                            cols);
             }
           }
           __syncthreads();  // this step's planes are written; the next step reads them
+        };
+
+        const auto general_step = [&](Index j) { step(j, std::false_type{}, std::integral_constant<int, 0>{}, 0, 0); };
+        // The unrolled steps: steady, and loading planes below direct_hi (a steady step's
+        // plane(0, j + ahead) is at least out_lo: first_steady() waits for sweep K).
+        const Index unrolled_end = steady_end < direct_end - Index(ahead) ? steady_end : direct_end - Index(ahead);
+        Index j = 0;
+        for (; j < schedule.origin; ++j) general_step(j);
+        if (j + Index(M) <= unrolled_end) {
+          std::size_t load_at = std::size_t(schedule.plane(0, j + Index(ahead))) * in_slice;
+          std::size_t store_at = std::size_t(schedule.plane(K, j)) * out_slice;
+          for (; j + Index(M) <= unrolled_end; j += Index(M))
+            for_phases(std::make_integer_sequence<int, M>{}, [&](auto phase) {
+              step(j + Index(decltype(phase)::value), std::true_type{}, phase, load_at, store_at);
+              load_at += in_slice;
+              store_at += out_slice;
+            });
         }
+        for (; j < steps; ++j) general_step(j);
       }
     }
   }

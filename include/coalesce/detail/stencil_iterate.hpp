@@ -164,20 +164,37 @@ std::size_t iterated_volume_sweeps_per_pass(std::size_t steps, std::size_t reque
   }
 }
 
-// One pass of `pass.sweeps` fused sweeps on a volume; the kernel has been allowed its shared
-// memory.
-template <int R, class Index, class Policy, class T, class F>
+// Calls visit(std::integral_constant<int, K>{}) for the k of a fused volume pass: K is the
+// kernel's, each sweep's queue of registers needing it at compile time.
+template <int R, class T, class Visit>
+void with_volume_sweeps(int k, const Visit& visit) {
+  using g = fused_volume_geometry<R, sizeof(T)>;
+  static_assert(g::most_sweeps() <= 4, "with_volume_sweeps: add the cases for more sweeps a pass");
+  switch (k) {
+    case 2: visit(std::integral_constant<int, 2>{}); break;
+    case 3:
+      if constexpr (g::most_sweeps() >= 3) visit(std::integral_constant<int, 3>{});
+      break;
+    case 4:
+      if constexpr (g::most_sweeps() >= 4) visit(std::integral_constant<int, 4>{});
+      break;
+    default: break;
+  }
+}
+
+// One pass of K fused sweeps on a volume; the kernel has been allowed its shared memory.
+template <int R, int K, class Index, class Policy, class T, class F>
 void launch_fused_volume_pass(const Policy& policy, pitched_volume_view<const T> in, pitched_volume_view<T> out,
                               const fused_volume_pass<T>& pass, const F& f, cudaStream_t stream) {
   using g = fused_volume_geometry<R, sizeof(T)>;
-  constexpr auto kernel = stencil_fused_volume_kernel<R, T, Index, Policy, F>;
-  const std::size_t tile_rows = std::size_t(g::tile_rows(pass.sweeps)),
-                    tile_cols = std::size_t(g::tile_cols(pass.sweeps)), planes = std::size_t(pass.planes_per_block);
-  const dim3 block(fused_threads_x, fused_threads_y);
+  constexpr auto kernel = stencil_fused_volume_kernel<R, K, T, Index, Policy, F>;
+  const std::size_t tile_rows = std::size_t(g::tile_rows(K)), tile_cols = std::size_t(g::tile_cols(K)),
+                    planes = std::size_t(pass.planes_per_block);
+  const dim3 block(fused_volume_threads_x, fused_volume_threads_y);
   const dim3 grid(unsigned((out.width() + tile_cols - 1) / tile_cols),
                   unsigned(std::min<std::size_t>((out.height() + tile_rows - 1) / tile_rows, 65535)),
                   unsigned(std::min<std::size_t>((out.depth() + planes - 1) / planes, 65535)));
-  kernel<<<grid, block, g::shared_bytes(pass.sweeps), stream>>>(policy, in, out, pass, f);
+  kernel<<<grid, block, g::shared_bytes(K), stream>>>(policy, in, out, pass, f);
   throw_if_launch_failed("coalesce::stencil kernel launch");
 }
 
@@ -217,17 +234,30 @@ pitched_volume_view<T> iterate_stencil(std::size_t steps, const Policy& policy, 
       pass.border[0] = u;
       pass.border[1] = v;
       pass.planes_per_block = fused_volume_chunk_planes<R, T>(u.depth(), u.height(), u.width(), int(plan.longest()));
-      const std::size_t bytes = g::shared_bytes(int(plan.longest()));
       const bool narrow =
           positions_fit_int({u.depth() + std::size_t(plan.longest() * (2 * R + 1)) + std::size_t(pass.planes_per_block),
                              u.height() + std::size_t(g::region_rows), u.width() + std::size_t(g::region_cols)});
-      if (narrow) allow_shared_bytes<stencil_fused_volume_kernel<R, T, int, Policy, F>>(bytes);
-      else allow_shared_bytes<stencil_fused_volume_kernel<R, T, long long, Policy, F>>(bytes);
+      // The kernels of the passes' lengths (plan.sweeps and plan.longest()), allowed their shared
+      // memory; a pass of one sweep is a single sweep.
+      for (const std::size_t sweeps : {plan.sweeps, plan.longest()})
+        with_volume_sweeps<R, T>(int(sweeps), [&](auto K) {
+          constexpr int k_ = decltype(K)::value;
+          if (narrow) allow_shared_bytes<stencil_fused_volume_kernel<R, k_, T, int, Policy, F>>(g::shared_bytes(k_));
+          else allow_shared_bytes<stencil_fused_volume_kernel<R, k_, T, long long, Policy, F>>(g::shared_bytes(k_));
+        });
       pitched_volume_view<T> a = u, b = v;
       for (std::size_t p = 0; p < plan.passes; ++p) {
         pass.sweeps = int(plan.sweeps_of(p));
-        if (narrow) launch_fused_volume_pass<R, int>(policy, pitched_volume_view<const T>(a), b, pass, f, stream);
-        else launch_fused_volume_pass<R, long long>(policy, pitched_volume_view<const T>(a), b, pass, f, stream);
+        if (pass.sweeps == 1) {
+          single_sweeps<R>(1, policy, a, b, f, stream);
+        } else {
+          with_volume_sweeps<R, T>(pass.sweeps, [&](auto K) {
+            constexpr int k_ = decltype(K)::value;
+            const pitched_volume_view<const T> from(a);
+            if (narrow) launch_fused_volume_pass<R, k_, int>(policy, from, b, pass, f, stream);
+            else launch_fused_volume_pass<R, k_, long long>(policy, from, b, pass, f, stream);
+          });
+        }
         pass.t0 += (unsigned long long)pass.sweeps;
         std::swap(a, b);
       }

@@ -16,19 +16,18 @@
 
 namespace coalesce::detail {
 
-// The fused volume walk's block is the plane walk's, 32 x 8 threads (fused_threads_x/y): thread
-// (x, y) owns columns x and x + 32 of the region's plane and rows y * L .. y * L + L - 1, at every
-// plane and every sweep. Its register window for one column is (2R + 1) planes of (L + 2R) x
-// (2R + 1) elements; only what f reads is loaded, so the window is sized for the shapes iterated
-// stencils on volumes are (stars: finite differences, the 7-point Jacobi): a star reads L + 2R
-// elements of the column, 2R L beside it and 2R L on the planes around, and L is the most, of 4,
-// 2 and 1, that keeps those at 40 32-bit words or fewer. (A box at radius 2 reads all 125 and
-// spills; at radius 1 the 27-point box takes 54 words and fits.)
-inline constexpr std::size_t fused_volume_star_register_budget = 40;
+// The fused volume walk's block: 32 x 32 threads, thread (x, y) owning column (y, x) of the
+// block's region of every plane (AN5D's scheme, Matsumura et al., CGO'20): it walks z keeping,
+// for each sweep but the last, the 2R + 1 newest planes of its own column in registers (the
+// queue), so a star's reads along z cost nothing; the neighbours in y and x, and a box's reads off
+// the column, come from the sweep's ring of planes in shared memory.
+inline constexpr unsigned fused_volume_threads_x = 32;
+inline constexpr unsigned fused_volume_threads_y = 32;
 
-constexpr std::size_t fused_volume_star_words(int radius, std::size_t element_size, int rows_per_thread) {
-  return std::size_t(rows_per_thread + 2 * radius + 4 * radius * rows_per_thread) * ((element_size + 3) / 4);
-}
+// The most sweeps a volume pass fuses: each one more holds 2R + 1 more elements in each thread's
+// registers, and past 4 at radius 1 the queues of 32 registers a thread no longer fit (measured:
+// bench/experiments/fused_volume_queue.cu).
+inline constexpr int fused_volume_most_sweeps = 4;
 
 // The most shared memory a block of any GPU coalesce runs on may opt into (sm_90's 227 KiB); a
 // device with less refuses the passes that need more (stencil_iterate.hpp).
@@ -42,80 +41,95 @@ inline constexpr int fused_volume_planes_per_block = 64;
 template <int R, std::size_t Size>
 struct fused_volume_geometry {
   static constexpr bool element_supported = (Size == 4 || Size == 8) && R >= 1 && R <= 2;
-  static constexpr int columns_per_thread = 2;
-  static constexpr int rows_per_thread = !element_supported                                                         ? 0
-                                         : fused_volume_star_words(R, Size, 4) <= fused_volume_star_register_budget ? 4
-                                         : fused_volume_star_words(R, Size, 2) <= fused_volume_star_register_budget ? 2
-                                         : fused_volume_star_words(R, Size, 1) <= fused_volume_star_register_budget ? 1
-                                                                                                                    : 0;
-  static constexpr int region_rows = int(fused_threads_y) * rows_per_thread;
-  static constexpr int region_cols = int(fused_threads_x) * columns_per_thread;
+  static constexpr int region_rows = int(fused_volume_threads_y);
+  static constexpr int region_cols = int(fused_volume_threads_x);
   // A sweep's ring: the 2R + 1 planes the next sweep reads and the one it writes meanwhile. A
-  // plane in shared memory has R rows of padding above and below the region, so that a thread's
-  // window (rows first_row - R .. first_row + L - 1 + R) is at fixed offsets from one address: the
-  // rows outside the region are read only for positions outside the sweep's region, whose values
-  // no one uses.
+  // plane in shared memory has R rows of padding above and below the region, and the rings a row
+  // of slack before the first plane and after the last, so that every read of a neighbour (at
+  // most R rows and R columns away; a box's corner from the region's first or last element) stays
+  // inside the block's shared memory: a read beyond the region's edge (padding, slack, or the row
+  // before's last columns) is only for positions a later sweep no longer keeps, whose values no one
+  // uses.
   static constexpr int ring_planes = 2 * R + 2;
   static constexpr int plane_elements = (region_rows + 2 * R) * region_cols;
   static constexpr std::size_t plane_bytes = std::size_t(plane_elements) * Size;
+  static constexpr int slack_elements = region_cols;
   // Sweeps 0 .. k - 1 keep rings (sweep 0 is the planes as loaded); sweep k writes memory.
-  static constexpr std::size_t shared_bytes(int k) { return std::size_t(k) * std::size_t(ring_planes) * plane_bytes; }
+  static constexpr std::size_t shared_bytes(int k) {
+    return std::size_t(k) * std::size_t(ring_planes) * plane_bytes + 2 * std::size_t(slack_elements) * Size;
+  }
 
-  static constexpr int tile_rows(int k) { return region_rows - 2 * k * R; }
-  static constexpr int tile_cols(int k) { return region_cols - 2 * k * R; }
+  COALESCE_HOST_DEVICE static constexpr int tile_rows(int k) { return region_rows - 2 * k * R; }
+  COALESCE_HOST_DEVICE static constexpr int tile_cols(int k) { return region_cols - 2 * k * R; }
 
-  // The most sweeps a pass can fuse: a tile of 8 rows and 8 columns or more, rings that fit.
+  // The 32-bit registers a thread's queues take, and so the blocks of 1024 threads a
+  // multiprocessor holds (__launch_bounds__): two, 32 registers a thread, where the queues take
+  // at most half of those (the rest hold the addresses, the steps' bounds and the values in
+  // flight); one, 64 registers, otherwise.
+  static constexpr int queue_words(int k) { return (2 * R + 1) * k * int((Size + 3) / 4); }
+  static constexpr int blocks_per_sm(int k) { return queue_words(k) <= 16 ? 2 : 1; }
+
+  // The most sweeps a pass can fuse: at most fused_volume_most_sweeps, a tile of 8 rows and 8
+  // columns or more, rings that fit.
   static constexpr int most_sweeps() {
-    if (rows_per_thread == 0) return 1;
+    if (!element_supported) return 1;
     int k = 1;
-    while (tile_rows(k + 1) >= 8 && tile_cols(k + 1) >= 8 && shared_bytes(k + 1) <= fused_volume_most_shared_bytes) ++k;
+    while (k < fused_volume_most_sweeps && tile_rows(k + 1) >= 8 && tile_cols(k + 1) >= 8 &&
+           shared_bytes(k + 1) <= fused_volume_most_shared_bytes)
+      ++k;
     return k;
   }
   static constexpr bool supported = most_sweeps() > 1;
 };
 
 // The modelled cost of a pass of k sweeps per useful element-sweep, in clocks of one
-// multiprocessor, as for matrices (fused_pass_cost): the DRAM bytes (each plane's region read,
-// with the 2kR planes beyond a chunk, and its tile written) against the shared-memory bytes (the
-// region stored, then for each sweep its region's elements: a star's loads and one store).
+// multiprocessor, a step of the walk (every sweep one plane of the block's region) costing the
+// most of three: the DRAM bytes (the region read, with the 2kR planes beyond a chunk, and the tile
+// written; fused_dram_bytes_per_clock), the shared-memory bytes (every sweep's whole region: a
+// star's 4R reads in its plane and one store; fused_shared_bytes_per_clock), and the latency of a
+// step's chain of load, store, barrier, loads and arithmetic, which is what bounds the walk:
+// measured on an NVIDIA H100 (bench/experiments/fused_volume_queue.cu, 512^3 floats), a step took
+// about 900 clocks of a multiprocessor holding two blocks, at k = 2, 3 and 4 alike, above both of
+// the others (430 to 640).
+inline constexpr double fused_volume_step_clocks = 1800.0;  // one block's step, with nothing beside it
+
 template <int R, std::size_t Size>
 constexpr double fused_volume_pass_cost(int k) {
   using g = fused_volume_geometry<R, Size>;
   const double region = double(g::region_rows) * double(g::region_cols);
   const double tile = double(g::tile_rows(k)) * double(g::tile_cols(k));
   const double planes = double(fused_volume_planes_per_block);
-  const double dram = (region * (planes + 2.0 * k * R) / planes + tile) * double(Size);
-  const int L = g::rows_per_thread;
-  const double words_per_element = double(L + 2 * R + 4 * R * L) / double(L) + 1.0;
-  double computed = 0.0;
-  for (int s = 1; s <= k; ++s) computed += double(g::tile_rows(s)) * double(g::tile_cols(s));
-  const double shared = (region + computed * words_per_element) * double(Size);
-  const double dram_clocks = dram / fused_dram_bytes_per_clock, shared_clocks = shared / fused_shared_bytes_per_clock;
-  return (dram_clocks > shared_clocks ? dram_clocks : shared_clocks) / (double(k) * tile);
+  const double dram = (region * (planes + 2.0 * k * R) / planes + tile) * double(Size) / fused_dram_bytes_per_clock;
+  const double shared = region * double(k) * double(4 * R + 1) * double(Size) / fused_shared_bytes_per_clock;
+  const double latency = fused_volume_step_clocks / double(g::blocks_per_sm(k));
+  const double step = dram > shared ? (dram > latency ? dram : latency) : (shared > latency ? shared : latency);
+  return step / (double(k) * tile);
 }
 
 // The sweeps a pass fuses when the caller does not say, on a device whose blocks may opt into
-// `shared_limit` bytes: the k of least modelled cost whose rings take at most half of that (two
-// blocks a multiprocessor, so one's barrier hides behind the other's work), 1 where that does not
-// beat a single sweep's 2 x Size bytes of DRAM. For floats: 3 at radius 1, 2 at radius 2 on an
-// H100 or H200 (tests/host/stencil_volume_fusion.cpp holds these).
+// `shared_limit` bytes: the k of least modelled cost whose rings fit as many blocks a
+// multiprocessor as its registers allow, 1 where that does not beat a single sweep's 2 x Size
+// bytes of DRAM. For floats: 4 at radius 1, 3 at radius 2 on an H100 or H200
+// (tests/host/stencil_volume_fusion.cpp holds these).
 template <int R, std::size_t Size>
 constexpr int automatic_fused_volume_sweeps(std::size_t shared_limit) {
   using g = fused_volume_geometry<R, Size>;
   if (!g::supported) return 1;
   int best = 1;
-  for (int k = 2; k <= g::most_sweeps() && 2 * g::shared_bytes(k) <= shared_limit; ++k)
+  for (int k = 2; k <= g::most_sweeps() && std::size_t(g::blocks_per_sm(k)) * g::shared_bytes(k) <= shared_limit; ++k)
     if (best == 1 || fused_volume_pass_cost<R, Size>(k) < fused_volume_pass_cost<R, Size>(best)) best = k;
   if (best == 1) return 1;
   const double single_sweep = 2.0 * double(Size) / fused_dram_bytes_per_clock;
   return fused_volume_pass_cost<R, Size>(best) < single_sweep ? best : 1;
 }
 
-// Whether a call without coalesce::fuse takes the fused walk of a volume. Not yet: measured on an
-// NVIDIA H200, CUDA 13.0, 100 sweeps of the 7-point stencil on 512^3 floats at k = 3 ran at 0.535
-// of the single sweeps' speed, while moving 0.35 of their DRAM bytes: the walk issues 1.06 G warp
-// instructions a pass, mostly integer (docs/bench/iterated-h200). Single sweeps, the 2.5D walk,
-// stay what the call does until the fused walk measures faster; coalesce::fuse{k} asks for it.
+// Whether a call without coalesce::fuse takes the fused walk of a volume. Not yet: the walk's
+// form before this one (a thread owning 2 columns of 4 rows, every neighbour read from the rings)
+// ran 100 sweeps of the 7-point stencil on 512^3 floats at k = 3 at 0.535 of the single sweeps'
+// speed on an NVIDIA H200, CUDA 13.0, issuing 1.06 G warp instructions a pass
+// (docs/bench/iterated-h200), and this form, whose hand-written model ran k = 4 at 1.87x on an
+// H100, has not run on a GPU. Single sweeps, the 2.5D walk, stay what the call does until it
+// measures faster; coalesce::fuse{k} asks for it.
 inline constexpr bool fused_volume_walk_by_default = false;
 
 // What the edge means for a plane along z, by policy (the in-plane edge is the matrix walk's).
@@ -150,6 +164,7 @@ struct volume_pass_schedule {
   I depth;
   I out_lo, out_hi;  // output planes of the chunk; out_lo < out_hi
   int k;
+  I origin = 0;  // the step whose planes take slot 0 of every ring (slot)
 
   static constexpr int ring = 2 * R + 2;
 
@@ -184,8 +199,53 @@ struct volume_pass_schedule {
     return p < 0 ? I(0) : p >= depth ? depth - 1 : p;
   }
 
-  // Where plane p of a sweep lives in its ring: planes read or written are >= anchor().
-  COALESCE_HOST_DEVICE constexpr int slot(I p) const { return int(unsigned(p - anchor()) % unsigned(ring)); }
+  // Where plane p of a sweep lives in its ring: (p - anchor() - origin) modulo the ring, so that
+  // at the steps origin, origin + ring, ... every sweep's plane is in slot 0 (the kernel sets
+  // origin to first_steady(), and its steady steps find their slots at compile time).
+  COALESCE_HOST_DEVICE constexpr int slot(I p) const {
+    const I m = (p - anchor() - origin) % I(ring);
+    return int(m < 0 ? m + I(ring) : m);
+  }
+
+  // The planes sweep s computes (work: compute), [compute_lo(s), compute_hi(s)), empty where the
+  // first is not below the second.
+  COALESCE_HOST_DEVICE constexpr I compute_lo(int s) const {
+    I c = lo(s);
+    if (edge == volume_edge::constant && s > 0 && c < 0) c = 0;
+    if (edge == volume_edge::interior && c < I(R)) c = I(R);
+    return c;
+  }
+  COALESCE_HOST_DEVICE constexpr I compute_hi(int s) const {
+    I c = hi(s);
+    if (edge == volume_edge::constant && s > 0 && c > depth) c = depth;
+    if (edge == volume_edge::interior && c > depth - I(R)) c = depth - I(R);
+    return c;
+  }
+
+  // The steady steps, [first_steady(), steady_end()): every sweep computes its plane, and every
+  // plane a sweep reads of the sweep before was computed as itself (none filled, none the edge
+  // plane read for one beyond it), so it is the newest 2R + 1 of that sweep's planes, in order:
+  // what the thread's queue holds. Every sweep's bounds at its lag, the tightest taken; empty
+  // (steady_end() == first_steady()) where they cross.
+  COALESCE_HOST_DEVICE constexpr I first_steady() const {
+    I first = 0;
+    for (int s = 0; s <= k; ++s) {
+      const I lag = I(s * (R + 1)) - anchor();
+      if (compute_lo(s) + lag > first) first = compute_lo(s) + lag;
+      if (s > 0 && compute_lo(s - 1) + I(R) + lag > first) first = compute_lo(s - 1) + I(R) + lag;
+    }
+    return first < steps() ? first : steps();
+  }
+  COALESCE_HOST_DEVICE constexpr I steady_end() const {
+    I end = steps();
+    for (int s = 0; s <= k; ++s) {
+      const I lag = I(s * (R + 1)) - anchor();
+      if (compute_hi(s) + lag < end) end = compute_hi(s) + lag;
+      if (s > 0 && compute_hi(s - 1) - I(R) + lag < end) end = compute_hi(s - 1) - I(R) + lag;
+    }
+    const I first = first_steady();
+    return end > first ? end : first;
+  }
 };
 
 }  // namespace coalesce::detail
