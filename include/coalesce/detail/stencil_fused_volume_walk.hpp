@@ -167,10 +167,13 @@ __global__ void __launch_bounds__(fused_volume_threads_x* fused_volume_threads_y
 
         // Step j. Steady: every slot at compile time, `phase` = (j - origin) mod M, and the planes
         // loaded and stored at the offsets load_at and store_at from the thread's columns (kept by
-        // the caller, one slice more a step).
-        const auto step = [&](Index j, auto steady, auto phase, std::size_t load_at, std::size_t store_at) {
+        // the caller, one slice more a step). at_edge_steps: 0 where the block is known not to be
+        // at the edge, 1 where it is, 2 where at_edge says (the steady steps are compiled apart for
+        // the blocks at the edge, so that their edge code takes no registers from the others').
+        const auto step = [&](Index j, auto steady, auto phase, std::size_t load_at, std::size_t store_at,
+                              auto at_edge_steps) {
           constexpr bool Steady = decltype(steady)::value;
-          constexpr int Phase = decltype(phase)::value;
+          constexpr int Phase = decltype(phase)::value, Edge = decltype(at_edge_steps)::value;
           // The slot of plane q + dz in a ring, q being sweep s's plane at this step.
           const auto slot_of = [&](int s, Index q, int dz) {
             if constexpr (Steady) return ((Phase - s * (R + 1) + dz) % M + M) % M;
@@ -230,8 +233,8 @@ __global__ void __launch_bounds__(fused_volume_threads_x* fused_volume_threads_y
           // The in-plane edge of the planes sweeps 1 .. K - 1 computed, and under interior of the
           // plane sweep 0 loaded: `in` need not be the matrix whose border is time t0's (a pass of
           // an even number of sweeps swaps the matrices and keeps the time's parity).
-          if constexpr (edge != volume_edge::periodic) {
-            if (at_edge) {
+          if constexpr (edge != volume_edge::periodic && Edge != 0) {
+            if (Edge == 1 || at_edge) {
               if constexpr (edge == volume_edge::clamp) __syncthreads();
               if (decided) {
 #pragma unroll
@@ -251,21 +254,27 @@ __global__ void __launch_bounds__(fused_volume_threads_x* fused_volume_threads_y
           __syncthreads();  // this step's planes are written; the next step reads them
         };
 
-        const auto general_step = [&](Index j) { step(j, std::false_type{}, std::integral_constant<int, 0>{}, 0, 0); };
+        const auto general_step = [&](Index j) {
+          step(j, std::false_type{}, std::integral_constant<int, 0>{}, 0, 0, std::integral_constant<int, 2>{});
+        };
         // The unrolled steps: steady, and loading planes below direct_hi (a steady step's
         // plane(0, j + ahead) is at least out_lo: first_steady() waits for sweep K).
         const Index unrolled_end = steady_end < direct_end - Index(ahead) ? steady_end : direct_end - Index(ahead);
         Index j = 0;
         for (; j < schedule.origin; ++j) general_step(j);
-        if (j + Index(M) <= unrolled_end) {
+        const auto unrolled = [&](auto at_edge_steps) {
           std::size_t load_at = std::size_t(schedule.plane(0, j + Index(ahead))) * in_slice;
           std::size_t store_at = std::size_t(schedule.plane(K, j)) * out_slice;
           for (; j + Index(M) <= unrolled_end; j += Index(M))
             for_phases(std::make_integer_sequence<int, M>{}, [&](auto phase) {
-              step(j + Index(decltype(phase)::value), std::true_type{}, phase, load_at, store_at);
+              step(j + Index(decltype(phase)::value), std::true_type{}, phase, load_at, store_at, at_edge_steps);
               load_at += in_slice;
               store_at += out_slice;
             });
+        };
+        if (j + Index(M) <= unrolled_end) {
+          if (edge != volume_edge::periodic && at_edge) unrolled(std::integral_constant<int, 1>{});
+          else unrolled(std::integral_constant<int, 0>{});
         }
         for (; j < steps; ++j) general_step(j);
       }
