@@ -28,7 +28,7 @@ template <class T>
 struct fused_volume_pass {
   pitched_volume_view<const T> border[2];
   unsigned long long t0 = 0;
-  int sweeps = 1;                                         // k: the kernel's K, 2 .. fused_volume_most_sweeps
+  int sweeps = 1;  // this pass's: the kernel's K (2 .. fused_volume_most_sweeps), or 1 for a single sweep
   int planes_per_block = fused_volume_planes_per_block;  // a chunk along z
 };
 
