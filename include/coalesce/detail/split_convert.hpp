@@ -13,6 +13,7 @@
 #include <coalesce/detail/block_copy.hpp>
 #include <coalesce/detail/launch.hpp>
 #include <coalesce/detail/split_map.hpp>
+#include <coalesce/detail/value_pack.hpp>
 #include <coalesce/error.hpp>
 #include <coalesce/layout.hpp>
 #include <coalesce/layout_view.hpp>
@@ -21,6 +22,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 #include <utility>
 
 namespace coalesce::detail {
@@ -51,13 +53,18 @@ inline constexpr bool stages_split_records_v<layout_view<T, layout::split<Hot, l
     split_convert_chunk<layout_map<T, layout::split<Hot, layout::aos>>::group_bytes> > 0;
 
 // Element i's leaves from `from`: the hot ones into to's columns, the cold ones into its record
-// in the stage.
+// in the stage. Every leaf is loaded before any is stored: the compiler cannot tell that the
+// stores miss `from`'s columns, so loads between them would wait on each other, and a thread
+// would have one load in flight instead of one a leaf (soa -> split of 48-byte bodies ran at
+// 0.943 of cudaMemcpy on an NVIDIA H100 that way).
 template <class Map, class From, class To, std::size_t... L>
 COALESCE_DEVICE COALESCE_FORCEINLINE void split_leaves(const From& from, const To& to, std::size_t i,
                                                        unsigned char* record, std::index_sequence<L...>) {
+  const auto values = make_pack(std::remove_cv_t<std::remove_reference_t<decltype(*from.template leaf_pointer<L>(i))>>(
+      *from.template leaf_pointer<L>(i))...);
   const auto one = [&](auto leaf) {
     constexpr std::size_t l = decltype(leaf)::value;
-    const auto value = *from.template leaf_pointer<l>(i);
+    const auto& value = slot<l>(values);
     if constexpr (Map::table.hot[l]) {
       *to.template leaf_pointer<l>(i) = value;
     } else {
