@@ -104,7 +104,7 @@ TEST_CASE("the schedule: each sweep lags the one before by R + 1 planes and read
       for (const int k : {1, 2, 3, 5}) {
         const long long depth = 48, out_hi = out_lo + 8 < depth ? out_lo + 8 : depth;
         schedule s{edge, depth, out_lo, out_hi, k};
-        s.origin = s.first_steady();
+        s.origin = s.clean() ? 0 : s.first_steady();
         // Every plane of every sweep's range is taken at exactly one step; the last sweep takes
         // the chunk's output planes.
         for (int sweep = 0; sweep <= k; ++sweep) {
@@ -135,7 +135,31 @@ TEST_CASE("the schedule: each sweep lags the one before by R + 1 planes and read
         for (long long j = 0; j < s.steps(); ++j) CHECK(steady(s, j) == (j >= s.first_steady() && j < s.steady_end()));
         for (long long j = s.origin; j < s.steps(); j += schedule::ring)
           for (int sweep = 0; sweep <= k; ++sweep) CHECK(s.slot(s.plane(sweep, j)) == (-sweep * 2 % 4 + 4) % 4);
+        // A clean chunk's steps are ramp steps: each sweep computes at [ramp_first, ramp_end) and
+        // takes nothing elsewhere, reading only planes of the sweep before computed as themselves.
+        if (!s.clean()) continue;
+        CHECK(s.first_steady() == schedule::ramp_first(k));
+        CHECK(s.steady_end() == s.ramp_end(0));
+        for (long long j = 0; j < s.steps() + schedule::ring; ++j)
+          for (int sweep = 0; sweep <= k; ++sweep) {
+            const long long q = s.plane(sweep, j);
+            const bool computes = j >= schedule::ramp_first(sweep) && j < s.ramp_end(sweep);
+            CHECK(s.work(sweep, q) == (computes ? d::plane_work::compute : d::plane_work::none));
+            if (!computes || sweep == 0) continue;
+            for (int dz = -1; dz <= 1; ++dz) {
+              CHECK(s.source_plane(q, dz) == q + dz);
+              CHECK(s.work(sweep - 1, q + dz) == d::plane_work::compute);
+            }
+          }
       }
+  // Which chunks are clean: those whose sweeps' planes stay inside the volume (inside its interior
+  // under interior).
+  CHECK_FALSE((schedule{d::volume_edge::clamp, 48, 0, 8, 2}.clean()));
+  CHECK((schedule{d::volume_edge::clamp, 48, 2, 10, 2}.clean()));
+  CHECK_FALSE((schedule{d::volume_edge::interior, 48, 2, 10, 2}.clean()));
+  CHECK((schedule{d::volume_edge::interior, 48, 3, 10, 2}.clean()));
+  CHECK((schedule{d::volume_edge::periodic, 48, 38, 46, 2}.clean()));
+  CHECK_FALSE((schedule{d::volume_edge::periodic, 48, 38, 47, 2}.clean()));
   // A chunk in the middle of a deep volume is steady but for the steps at its ends: while the
   // sweeps start (k (2R + 1) steps) and after sweep 0 has run out (the last kR steps).
   const schedule middle{d::volume_edge::clamp, 512, 64, 128, 4};
@@ -258,7 +282,7 @@ void fused_pass(const Policy& policy, const volume& in, volume& out, const volum
       for (long long z0 = 0; z0 < depth; z0 += chunk) {
         const long long top = r0 - k * R, left = c0 - k * R;
         schedule s{edge, depth, z0, z0 + chunk < depth ? z0 + chunk : depth, k};
-        s.origin = s.first_steady();
+        s.origin = s.clean() ? 0 : s.first_steady();
         // rings[sweep][slot]: planes of h x w, sweeps 0 .. k - 1.
         std::vector<std::vector<float>> rings(std::size_t(k * schedule::ring), std::vector<float>(plane_size, -99.0f));
         const auto plane_of = [&](int sweep, long long q) -> std::vector<float>& {
@@ -289,11 +313,13 @@ void fused_pass(const Policy& policy, const volume& in, volume& out, const volum
         };
         for (long long j = 0; j < s.steps(); ++j) {
           const bool steady = j >= s.first_steady() && j < s.steady_end();
+          // Steady steps and every step of a clean chunk (its ramp steps) read the queue.
+          const bool from_queue = steady || s.clean();
           // f's neighbourhood of position `at` of sweep `sweep`'s plane, from `planes` (the ring's
           // planes q - R .. q + R of the sweep before, copied) and in steady steps the queue.
           const auto value_at = [&](int sweep, const std::vector<float>& planes, std::size_t at) {
             const window ring{&planes[std::size_t(R) * plane_size + at], (long long)plane_size, w};
-            if (!steady) return f(ring);
+            if (!from_queue) return f(ring);
             queued_window<R> n{ring, {}};
             for (int i = 0; i < S; ++i) n.column[i] = queues[std::size_t((sweep - 1) * S + i)][at];
             return f(n);
@@ -419,11 +445,13 @@ void check_every_policy(long long depth, long long rows, long long cols, std::si
 TEST_CASE("a volume pass of fused sweeps equals single sweeps bit for bit under every policy, on the host") {
   // Small regions (12 x 16) and chunks of 4 planes, so that tiles and chunks are many and shapes
   // span several, beyond the edge on every side; shapes not multiples of either, one plane deep,
-  // one row high, narrower than a halo.
+  // one row high, narrower than a halo; and one deep enough for clean chunks (every step a ramp or
+  // steady step) at every k and radius.
   struct shape {
     long long depth, rows, cols;
   };
-  for (const shape& sh : {shape{11, 13, 17}, shape{1, 9, 20}, shape{6, 1, 7}, shape{9, 5, 3}, shape{2, 2, 2}})
+  for (const shape& sh :
+       {shape{11, 13, 17}, shape{1, 9, 20}, shape{6, 1, 7}, shape{9, 5, 3}, shape{2, 2, 2}, shape{30, 7, 9}})
     for (const std::size_t steps : {std::size_t(1), std::size_t(2), std::size_t(3), std::size_t(7)}) {
       check_every_policy<seven_point>(sh.depth, sh.rows, sh.cols, steps, 2, 12, 16, 4);
       check_every_policy<seven_point>(sh.depth, sh.rows, sh.cols, steps, 3, 12, 16, 5);

@@ -49,6 +49,12 @@ COALESCE_DEVICE COALESCE_FORCEINLINE T volume_border_at(const fused_volume_pass<
 // Steps an input plane is loaded before sweep 0 takes it: a DRAM latency is about two steps.
 inline constexpr int fused_volume_loads_ahead = 2;
 
+// How a step of the walk finds its planes: `general` from the schedule at run time (the steps at
+// a z edge and while the sweeps start and stop, in chunks that are not clean); `ramp` (the steps
+// of a clean chunk outside the steady ones) and `steady` with every ring slot known at compile
+// time and the thread's column read from the queue, a ramp step asking which sweeps compute.
+enum class volume_step { general, ramp, steady };
+
 template <int... I, class Visit>
 COALESCE_DEVICE COALESCE_FORCEINLINE void for_phases(std::integer_sequence<int, I...>, const Visit& visit) {
   (visit(std::integral_constant<int, I>{}), ...);
@@ -71,7 +77,9 @@ COALESCE_DEVICE COALESCE_FORCEINLINE void for_phases(std::integer_sequence<int, 
 // the edge plane, constant and interior fill the planes they decide.
 // The steady steps, where every sweep computes and reads only planes computed as themselves
 // (volume_pass_schedule::first_steady), are unrolled by the ring's length, so that every ring slot
-// is known at compile time; the steps before and after take the schedule's general form.
+// is known at compile time. In a clean chunk (volume_pass_schedule::clean: most of them) the steps
+// before and after are unrolled the same way (ramp steps), each sweep computing or not; in the
+// others they take the schedule's general form.
 template <int R, int K, class T, class Index, class Policy, class F>
 __global__ void __launch_bounds__(fused_volume_threads_x* fused_volume_threads_y,
                                   fused_volume_geometry<R, sizeof(T)>::blocks_per_sm(K))
@@ -127,7 +135,10 @@ __global__ void __launch_bounds__(fused_volume_threads_x* fused_volume_threads_y
         const Index out_lo = chunk * chunk_planes;
         const Index out_hi = out_lo + chunk_planes < depth ? out_lo + chunk_planes : depth;
         volume_pass_schedule<R, Index> schedule{edge, depth, out_lo, out_hi, K};
-        schedule.origin = schedule.first_steady();
+        const bool clean = schedule.clean();
+        // Slot 0 of every ring at steps origin, origin + M, ...: a clean chunk's steps are all
+        // unrolled from step 0, the others' from the first steady step.
+        schedule.origin = clean ? Index(0) : schedule.first_steady();
         const Index steps = schedule.steps(), steady_end = schedule.steady_end();
         // The planes sweep 0 loads as they are (no edge between them and memory), and the steps
         // before the one that takes direct_hi.
@@ -165,28 +176,40 @@ __global__ void __launch_bounds__(fused_volume_threads_x* fused_volume_threads_y
 #pragma unroll
           for (int i = 0; i < S; ++i) queue[s][i] = T();
 
-        // Step j. Steady: every slot at compile time, `phase` = (j - origin) mod M, and the planes
-        // loaded and stored at the offsets load_at and store_at from the thread's columns (kept by
-        // the caller, one slice more a step). at_edge_steps: 0 where the block is known not to be
-        // at the edge, 1 where it is, 2 where at_edge says (the steady steps are compiled apart for
+        // Step j. Ramp and steady (`Known`): every slot at compile time, `phase` = (j - origin)
+        // mod M, and the planes loaded and stored at the offsets load_at and store_at from the
+        // thread's columns (kept by the caller, one slice more a step; modulo 2^64 where the plane
+        // is below 0, and then not used). at_edge_steps: 0 where the block is known not to be at
+        // the edge, 1 where it is, 2 where at_edge says (the steady steps are compiled apart for
         // the blocks at the edge, so that their edge code takes no registers from the others').
-        const auto step = [&](Index j, auto steady, auto phase, std::size_t load_at, std::size_t store_at,
+        const auto step = [&](Index j, auto mode, auto phase, std::size_t load_at, std::size_t store_at,
                               auto at_edge_steps) {
-          constexpr bool Steady = decltype(steady)::value;
+          constexpr volume_step Mode = decltype(mode)::value;
+          constexpr bool Steady = Mode == volume_step::steady, Ramp = Mode == volume_step::ramp, Known = Steady || Ramp;
           constexpr int Phase = decltype(phase)::value, Edge = decltype(at_edge_steps)::value;
           // The slot of plane q + dz in a ring, q being sweep s's plane at this step.
           const auto slot_of = [&](int s, Index q, int dz) {
-            if constexpr (Steady) return ((Phase - s * (R + 1) + dz) % M + M) % M;
+            if constexpr (Known) return ((Phase - s * (R + 1) + dz) % M + M) % M;
             else return schedule.slot(dz == 0 ? q : schedule.source_plane(q, dz));
+          };
+          // What sweep s does with its plane q at this step.
+          const auto work_of = [&](int s, Index q) {
+            if constexpr (Steady) return plane_work::compute;
+            else if constexpr (Ramp)
+              return j >= schedule.ramp_first(s) && j < schedule.ramp_end(s) ? plane_work::compute : plane_work::none;
+            else return schedule.work(s, q);
           };
           const T incoming = loaded[0];
 #pragma unroll
           for (int a = 0; a + 1 < ahead; ++a) loaded[a] = loaded[a + 1];
-          if constexpr (Steady) {  // the steps loop only where plane(0, j + ahead) is direct
-            if constexpr (is_constant_policy_v<Policy>)
-              loaded[ahead - 1] =
-                  in_column != nullptr ? load_chunk<true>(in_column + load_at) : static_cast<T>(policy.value);
-            else loaded[ahead - 1] = load_chunk<true>(in_column + load_at);
+          if constexpr (Known) {  // steady steps only where plane(0, j + ahead) is direct
+            const auto direct = [&] {
+              if constexpr (is_constant_policy_v<Policy>)
+                return in_column != nullptr ? load_chunk<true>(in_column + load_at) : static_cast<T>(policy.value);
+              else return load_chunk<true>(in_column + load_at);
+            };
+            if constexpr (Steady) loaded[ahead - 1] = direct();
+            else loaded[ahead - 1] = j + Index(ahead) < schedule.ramp_end(0) ? direct() : T();
           } else {
             loaded[ahead - 1] = load(j + Index(ahead));
           }
@@ -194,7 +217,7 @@ __global__ void __launch_bounds__(fused_volume_threads_x* fused_volume_threads_y
 #pragma unroll
           for (int s = K; s >= 1; --s) {
             const Index q = schedule.plane(s, j);
-            const plane_work work = Steady ? plane_work::compute : schedule.work(s, q);
+            const plane_work work = work_of(s, q);
             T value = T();
             if (work == plane_work::compute) {
               T window[S][S][S];  // only what f reads is loaded
@@ -206,7 +229,7 @@ __global__ void __launch_bounds__(fused_volume_threads_x* fused_volume_threads_y
 #pragma unroll
                   for (int dx = -R; dx <= R; ++dx)
                     window[dz + R][dy + R][dx + R] =
-                        Steady && dy == 0 && dx == 0 ? queue[s - 1][R + dz] : from[dy * W + dx];
+                        Known && dy == 0 && dx == 0 ? queue[s - 1][R + dz] : from[dy * W + dx];
               }
               value = static_cast<T>(f(volume_neighbourhood<T, R>(&window[R][R][R], S * S, S)));
             } else if (work == plane_work::fill && s < K) {
@@ -214,7 +237,7 @@ __global__ void __launch_bounds__(fused_volume_threads_x* fused_volume_threads_y
             }
             if (s == K) {  // the tile, stored where single sweeps store
               if (work == plane_work::compute && out_column != nullptr)
-                out_column[Steady ? store_at : std::size_t(q) * out_slice] = value;
+                out_column[Known ? store_at : std::size_t(q) * out_slice] = value;
             } else {
 #pragma unroll
               for (int i = 0; i + 1 < S; ++i) queue[s][i] = queue[s][i + 1];
@@ -227,7 +250,7 @@ __global__ void __launch_bounds__(fused_volume_threads_x* fused_volume_threads_y
 #pragma unroll
             for (int i = 0; i + 1 < S; ++i) queue[0][i] = queue[0][i + 1];
             queue[0][S - 1] = incoming;
-            if (Steady || schedule.work(0, q) != plane_work::none) mine[slot_of(0, q, 0) * P] = incoming;
+            if (Known || schedule.work(0, q) != plane_work::none) mine[slot_of(0, q, 0) * P] = incoming;
           }
 
           // The in-plane edge of the planes sweeps 1 .. K - 1 computed, and under interior of the
@@ -240,7 +263,7 @@ __global__ void __launch_bounds__(fused_volume_threads_x* fused_volume_threads_y
 #pragma unroll
                 for (int s = edge == volume_edge::interior ? 0 : 1; s < K; ++s) {
                   const Index q = schedule.plane(s, j);
-                  if (!Steady && schedule.work(s, q) != plane_work::compute) continue;
+                  if (!Steady && work_of(s, q) != plane_work::compute) continue;
                   T* const element = mine + (s * M + slot_of(s, q, 0)) * P;
                   T value;
                   if constexpr (edge == volume_edge::clamp) value = element[clamp_from];
@@ -254,29 +277,38 @@ __global__ void __launch_bounds__(fused_volume_threads_x* fused_volume_threads_y
           __syncthreads();  // this step's planes are written; the next step reads them
         };
 
-        const auto general_step = [&](Index j) {
-          step(j, std::false_type{}, std::integral_constant<int, 0>{}, 0, 0, std::integral_constant<int, 2>{});
-        };
-        // The unrolled steps: steady, and loading planes below direct_hi (a steady step's
-        // plane(0, j + ahead) is at least out_lo: first_steady() waits for sweep K).
+        // Steps in groups of M with compile-time slots, from j (j - origin a multiple of M):
+        // steady ones where every sweep computes and plane(0, j + ahead) is direct (compiled apart
+        // for the blocks at the in-plane edge), ramp ones elsewhere in a clean chunk (a group may
+        // run past the last step: no sweep takes anything there). Elsewhere, one general step. One
+        // loop, so that each form is compiled once.
         const Index unrolled_end = steady_end < direct_end - Index(ahead) ? steady_end : direct_end - Index(ahead);
-        Index j = 0;
-        for (; j < schedule.origin; ++j) general_step(j);
-        const auto unrolled = [&](auto at_edge_steps) {
-          std::size_t load_at = std::size_t(schedule.plane(0, j + Index(ahead))) * in_slice;
-          std::size_t store_at = std::size_t(schedule.plane(K, j)) * out_slice;
-          for (; j + Index(M) <= unrolled_end; j += Index(M))
-            for_phases(std::make_integer_sequence<int, M>{}, [&](auto phase) {
-              step(j + Index(decltype(phase)::value), std::true_type{}, phase, load_at, store_at, at_edge_steps);
-              load_at += in_slice;
-              store_at += out_slice;
-            });
+        const Index steady_from = clean ? (schedule.first_steady() + Index(M - 1)) / Index(M) * Index(M) : schedule.origin;
+        const auto unrolled = [&](Index j0, auto mode, auto at_edge_steps) {
+          std::size_t load_at = std::size_t(schedule.plane(0, j0 + Index(ahead))) * in_slice;
+          std::size_t store_at = std::size_t(schedule.plane(K, j0)) * out_slice;
+          for_phases(std::make_integer_sequence<int, M>{}, [&](auto phase) {
+            step(j0 + Index(decltype(phase)::value), mode, phase, load_at, store_at, at_edge_steps);
+            load_at += in_slice;
+            store_at += out_slice;
+          });
         };
-        if (j + Index(M) <= unrolled_end) {
-          if (edge != volume_edge::periodic && at_edge) unrolled(std::integral_constant<int, 1>{});
-          else unrolled(std::integral_constant<int, 0>{});
+        using general_t = std::integral_constant<volume_step, volume_step::general>;
+        using ramp_t = std::integral_constant<volume_step, volume_step::ramp>;
+        using steady_t = std::integral_constant<volume_step, volume_step::steady>;
+        for (Index j = 0; j < steps;) {
+          if (j >= steady_from && j + Index(M) <= unrolled_end) {
+            if (edge != volume_edge::periodic && at_edge) unrolled(j, steady_t{}, std::integral_constant<int, 1>{});
+            else unrolled(j, steady_t{}, std::integral_constant<int, 0>{});
+            j += Index(M);
+          } else if (clean) {
+            unrolled(j, ramp_t{}, std::integral_constant<int, 2>{});
+            j += Index(M);
+          } else {
+            step(j, general_t{}, std::integral_constant<int, 0>{}, 0, 0, std::integral_constant<int, 2>{});
+            ++j;
+          }
         }
-        for (; j < steps; ++j) general_step(j);
       }
     }
   }

@@ -246,6 +246,19 @@ struct volume_pass_schedule {
     const I first = first_steady();
     return end > first ? end : first;
   }
+
+  // Whether the chunk is clear of the z edge: every sweep's planes [lo(s), hi(s)) lie inside the
+  // volume (under interior, inside its interior), so that no plane is filled, no plane stands for
+  // another, and every plane a sweep reads of the sweep before is computed as itself, at the
+  // latest the step before. Every step is then a ramp step: sweep s computes at the steps
+  // [ramp_first(s), ramp_end(s)) and takes nothing at the others, reading its column from the
+  // queue, as in a steady step. Most chunks of a deep volume are clean.
+  COALESCE_HOST_DEVICE constexpr bool clean() const {
+    const I margin = edge == volume_edge::interior ? I(R) : I(0);
+    return anchor() >= margin && out_hi + I(k * R) <= depth - margin;
+  }
+  COALESCE_HOST_DEVICE static constexpr I ramp_first(int s) { return I(s * (2 * R + 1)); }
+  COALESCE_HOST_DEVICE constexpr I ramp_end(int s) const { return out_hi - out_lo + I(2 * k * R + s); }
 };
 
 }  // namespace coalesce::detail
