@@ -283,7 +283,8 @@ __global__ void __launch_bounds__(fused_volume_threads_x* fused_volume_threads_y
         // run past the last step: no sweep takes anything there). Elsewhere, one general step. One
         // loop, so that each form is compiled once.
         const Index unrolled_end = steady_end < direct_end - Index(ahead) ? steady_end : direct_end - Index(ahead);
-        const Index steady_from = clean ? (schedule.first_steady() + Index(M - 1)) / Index(M) * Index(M) : schedule.origin;
+        const Index steady_from =
+            clean ? (schedule.first_steady() + Index(M - 1)) / Index(M) * Index(M) : schedule.origin;
         const auto unrolled = [&](Index j0, auto mode, auto at_edge_steps) {
           std::size_t load_at = std::size_t(schedule.plane(0, j0 + Index(ahead))) * in_slice;
           std::size_t store_at = std::size_t(schedule.plane(K, j0)) * out_slice;
