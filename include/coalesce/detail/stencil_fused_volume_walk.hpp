@@ -135,7 +135,7 @@ __global__ void __launch_bounds__(fused_volume_threads_x* fused_volume_threads_y
         const Index out_lo = chunk * chunk_planes;
         const Index out_hi = out_lo + chunk_planes < depth ? out_lo + chunk_planes : depth;
         volume_pass_schedule<R, Index> schedule{edge, depth, out_lo, out_hi, K};
-        const bool clean = schedule.clean();
+        const bool clean = fused_volume_ramp_steps && schedule.clean();
         // Slot 0 of every ring at steps origin, origin + M, ...: a clean chunk's steps are all
         // unrolled from step 0, the others' from the first steady step.
         schedule.origin = clean ? Index(0) : schedule.first_steady();
@@ -277,17 +277,13 @@ __global__ void __launch_bounds__(fused_volume_threads_x* fused_volume_threads_y
           __syncthreads();  // this step's planes are written; the next step reads them
         };
 
-        // Steps in groups of M with compile-time slots, from j (j - origin a multiple of M):
-        // steady ones where every sweep computes and plane(0, j + ahead) is direct (compiled apart
-        // for the blocks at the in-plane edge), ramp ones elsewhere in a clean chunk (a group may
-        // run past the last step: no sweep takes anything there). Elsewhere, one general step. One
-        // loop, so that each form is compiled once.
+        // The unrolled steps: groups of M with compile-time slots, from a step j whose j - origin
+        // is a multiple of M; steady ones where every sweep computes and plane(0, j + ahead) is
+        // direct, compiled apart for the blocks at the in-plane edge.
         const Index unrolled_end = steady_end < direct_end - Index(ahead) ? steady_end : direct_end - Index(ahead);
-        const Index steady_from =
-            clean ? (schedule.first_steady() + Index(M - 1)) / Index(M) * Index(M) : schedule.origin;
-        const auto unrolled = [&](Index j0, auto mode, auto at_edge_steps) {
-          std::size_t load_at = std::size_t(schedule.plane(0, j0 + Index(ahead))) * in_slice;
-          std::size_t store_at = std::size_t(schedule.plane(K, j0)) * out_slice;
+        // load_at and store_at: the offsets of step j0's planes, advanced past the group's.
+        const auto unrolled = [&](Index j0, auto mode, std::size_t& load_at, std::size_t& store_at,
+                                  auto at_edge_steps) {
           for_phases(std::make_integer_sequence<int, M>{}, [&](auto phase) {
             step(j0 + Index(decltype(phase)::value), mode, phase, load_at, store_at, at_edge_steps);
             load_at += in_slice;
@@ -295,20 +291,48 @@ __global__ void __launch_bounds__(fused_volume_threads_x* fused_volume_threads_y
           });
         };
         using general_t = std::integral_constant<volume_step, volume_step::general>;
-        using ramp_t = std::integral_constant<volume_step, volume_step::ramp>;
         using steady_t = std::integral_constant<volume_step, volume_step::steady>;
-        for (Index j = 0; j < steps;) {
-          if (j >= steady_from && j + Index(M) <= unrolled_end) {
-            if (edge != volume_edge::periodic && at_edge) unrolled(j, steady_t{}, std::integral_constant<int, 1>{});
-            else unrolled(j, steady_t{}, std::integral_constant<int, 0>{});
-            j += Index(M);
-          } else if (clean) {
-            unrolled(j, ramp_t{}, std::integral_constant<int, 2>{});
-            j += Index(M);
-          } else {
-            step(j, general_t{}, std::integral_constant<int, 0>{}, 0, 0, std::integral_constant<int, 2>{});
-            ++j;
+        const auto general_step = [&](Index j) {
+          step(j, general_t{}, std::integral_constant<int, 0>{}, 0, 0, std::integral_constant<int, 2>{});
+        };
+        if constexpr (fused_volume_ramp_steps) {
+          // One loop, so that each form is compiled once: steady groups, ramp groups elsewhere in
+          // a clean chunk (a group may run past the last step: no sweep takes anything there),
+          // general steps elsewhere.
+          using ramp_t = std::integral_constant<volume_step, volume_step::ramp>;
+          const Index steady_from =
+              clean ? (schedule.first_steady() + Index(M - 1)) / Index(M) * Index(M) : schedule.origin;
+          for (Index j = 0; j < steps;) {
+            std::size_t load_at = std::size_t(schedule.plane(0, j + Index(ahead))) * in_slice;
+            std::size_t store_at = std::size_t(schedule.plane(K, j)) * out_slice;
+            if (j >= steady_from && j + Index(M) <= unrolled_end) {
+              if (edge != volume_edge::periodic && at_edge)
+                unrolled(j, steady_t{}, load_at, store_at, std::integral_constant<int, 1>{});
+              else unrolled(j, steady_t{}, load_at, store_at, std::integral_constant<int, 0>{});
+              j += Index(M);
+            } else if (clean) {
+              unrolled(j, ramp_t{}, load_at, store_at, std::integral_constant<int, 2>{});
+              j += Index(M);
+            } else {
+              general_step(j++);
+            }
           }
+        } else {
+          // General steps, then the steady ones in a loop of their own (the form measured on a
+          // GPU), then general steps.
+          Index j = 0;
+          for (; j < schedule.origin; ++j) general_step(j);
+          const auto steady_loop = [&](auto at_edge_steps) {
+            std::size_t load_at = std::size_t(schedule.plane(0, j + Index(ahead))) * in_slice;
+            std::size_t store_at = std::size_t(schedule.plane(K, j)) * out_slice;
+            for (; j + Index(M) <= unrolled_end; j += Index(M))
+              unrolled(j, steady_t{}, load_at, store_at, at_edge_steps);
+          };
+          if (j + Index(M) <= unrolled_end) {
+            if (edge != volume_edge::periodic && at_edge) steady_loop(std::integral_constant<int, 1>{});
+            else steady_loop(std::integral_constant<int, 0>{});
+          }
+          for (; j < steps; ++j) general_step(j);
         }
       }
     }

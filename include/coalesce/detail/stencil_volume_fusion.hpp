@@ -123,14 +123,20 @@ constexpr int automatic_fused_volume_sweeps(std::size_t shared_limit) {
   return fused_volume_pass_cost<R, Size>(best) < single_sweep ? best : 1;
 }
 
-// Whether a call without coalesce::fuse takes the fused walk of a volume. Not yet: the walk's
-// form before this one (a thread owning 2 columns of 4 rows, every neighbour read from the rings)
-// ran 100 sweeps of the 7-point stencil on 512^3 floats at k = 3 at 0.535 of the single sweeps'
-// speed on an NVIDIA H200, CUDA 13.0, issuing 1.06 G warp instructions a pass
-// (docs/bench/iterated-h200), and this form, whose hand-written model ran k = 4 at 1.87x on an
-// H100, has not run on a GPU. Single sweeps, the 2.5D walk, stay what the call does until it
-// measures faster; coalesce::fuse{k} asks for it.
+// Whether a call without coalesce::fuse takes the fused walk of a volume. Not yet: on an NVIDIA
+// H100, CUDA 13.0 (docs/bench/iterated-h100, c1f7617), this form ran 100 sweeps of the 7-point
+// stencil on 512^3 floats with k = 4 at 1.105x the single sweeps (a pass at 1.17x, where the
+// hand-written pass of the same scheme runs 1.87x), and on an H200 single sweeps are about 1.3x
+// faster than on an H100, the fused walk not. Single sweeps, the 2.5D walk, stay what the call
+// does until it measures faster on both; coalesce::fuse{k} asks for it.
 inline constexpr bool fused_volume_walk_by_default = false;
+
+// Whether the kernel runs the steps of a clean chunk (volume_pass_schedule::clean) as ramp and
+// steady steps, with compile-time ring slots, instead of general steps around the steady ones.
+// Written to remove most of the general steps (20 of a 64-plane chunk's 76, about 4x a steady
+// step's instructions each), and replayed on the host (tests/host/stencil_volume_fusion.cpp), but
+// not yet run on a GPU: off until device.stencil_iterate_volume passes with it.
+inline constexpr bool fused_volume_ramp_steps = false;
 
 // What the edge means for a plane along z, by policy (the in-plane edge is the matrix walk's).
 enum class volume_edge { periodic, clamp, constant, interior };
